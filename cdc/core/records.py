@@ -1,0 +1,56 @@
+"""What flows from a source, through the converter, into a sink.
+
+``ChangeEvent`` is structured (schemas and payloads as Python values) so that the Spark
+reader can use it without JSON; ``SinkRecord`` is the serialized form every byte-oriented sink
+writes (files, stdout, Kafka). ``Batch`` carries the source offset that becomes safe to store
+once every record of the batch (and before it) has been acknowledged by the sink.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from cdc.core.connect import ConnectSchema
+
+
+@dataclass(slots=True)
+class ChangeEvent:
+    """One Kafka-Connect-style record: key and value, each a schema plus a payload.
+
+    ``value`` None is a tombstone. ``headers`` values are (schema, payload) pairs serialized by
+    the same converter as the key (``__debezium.newkey`` / ``__debezium.oldkey``).
+    """
+
+    topic: str
+    key_schema: ConnectSchema | None
+    key: Any
+    value_schema: ConnectSchema | None
+    value: dict[str, Any] | None
+    headers: list[tuple[str, ConnectSchema | None, Any]] | None = None
+    # Where the event came from, for ordering in Spark: monotonically increasing per source.
+    position: tuple[int, ...] = ()
+    # Which captured table ("schema.table" / "db.table"), for filters and Spark; "" otherwise.
+    table_id: str = ""
+
+
+@dataclass(slots=True)
+class SinkRecord:
+    """A serialized record: what lands in a file line or a Kafka message."""
+
+    topic: str
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes]] | None = None
+
+
+@dataclass(slots=True)
+class Batch:
+    """Events handed from a source to the engine.
+
+    ``offset`` is the source offset to persist once these events (and all before them) are
+    acknowledged; ``None`` when the batch ends inside a transaction that must not be committed
+    yet. An empty batch with no offset is a heartbeat that lets the engine flush on time.
+    """
+
+    events: list[ChangeEvent] = field(default_factory=list)
+    offset: dict[str, Any] | None = None
