@@ -1,0 +1,169 @@
+"""Debezium's change event envelope, built once per table version and reused for every row.
+
+``TableEnvelope`` holds the key schema, the value (envelope) schema and the topic of one table
+version; its methods turn converted row images into :class:`ChangeEvent`s. Keys are dicts of
+the key columns; a table without key columns has a null key, as in Debezium. A primary-key
+change becomes a delete (+ tombstone) under the old key and a create under the new key, linked
+by the ``__debezium.newkey`` / ``__debezium.oldkey`` headers.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Iterable, Sequence
+
+from cdc.core import connect
+from cdc.core.connect import ConnectSchema
+from cdc.core.records import ChangeEvent
+from cdc.core.topics import sanitize_schema_name
+
+# Wire names of the envelope (Debezium's data/Envelope.java).
+BEFORE = "before"
+AFTER = "after"
+SOURCE = "source"
+OP = "op"
+TS_MS = "ts_ms"
+TS_US = "ts_us"
+TS_NS = "ts_ns"
+TRANSACTION = "transaction"
+
+OP_CREATE = "c"
+OP_UPDATE = "u"
+OP_DELETE = "d"
+OP_READ = "r"
+OP_TRUNCATE = "t"
+OP_MESSAGE = "m"
+
+NEW_KEY_HEADER = "__debezium.newkey"
+OLD_KEY_HEADER = "__debezium.oldkey"
+
+TRANSACTION_BLOCK_SCHEMA: dict[str, Any] = connect.struct(
+    [
+        connect.field("id", connect.STRING),
+        connect.field("total_order", connect.INT64),
+        connect.field("data_collection_order", connect.INT64),
+    ],
+    optional=True,
+    name="event.block",
+    version=1,
+)
+
+
+def now_ts() -> tuple[int, int, int]:
+    """Processing time as (ms, µs, ns), from one clock reading."""
+    ns = time.time_ns()
+    return ns // 1_000_000, ns // 1_000, ns
+
+
+class TableEnvelope:
+    """Schemas and event factory for one version of one captured table."""
+
+    __slots__ = ("topic", "table_id", "key_fields", "value_fields", "key_schema", "value_schema", "row_schema")
+
+    def __init__(
+        self,
+        *,
+        topic: str,
+        table_id: str,
+        schema_name_prefix: str,
+        key_fields: Sequence[dict[str, Any]],
+        value_fields: Sequence[dict[str, Any]],
+        source_schema: dict[str, Any],
+    ) -> None:
+        """``*_fields`` are Connect field schemas (with ``"field"``), in column order."""
+        self.topic = topic
+        self.table_id = table_id
+        base = sanitize_schema_name(schema_name_prefix)
+        self.key_fields = tuple(f["field"] for f in key_fields)
+        self.value_fields = tuple(f["field"] for f in value_fields)
+        self.key_schema = (
+            ConnectSchema(connect.struct(list(key_fields), optional=False, name=f"{base}.Key"))
+            if key_fields
+            else None
+        )
+        self.row_schema = connect.struct(list(value_fields), optional=True, name=f"{base}.Value")
+        self.value_schema = ConnectSchema(
+            connect.struct(
+                [
+                    connect.field(BEFORE, self.row_schema),
+                    connect.field(AFTER, self.row_schema),
+                    connect.field(SOURCE, source_schema),
+                    connect.field(TRANSACTION, TRANSACTION_BLOCK_SCHEMA),
+                    connect.field(OP, connect.STRING),
+                    connect.field(TS_MS, connect.OPTIONAL_INT64),
+                    connect.field(TS_US, connect.OPTIONAL_INT64),
+                    connect.field(TS_NS, connect.OPTIONAL_INT64),
+                ],
+                optional=False,
+                name=f"{base}.Envelope",
+                version=2,
+            )
+        )
+
+    def key_of(self, row: dict[str, Any] | None) -> dict[str, Any] | None:
+        if self.key_schema is None or row is None:
+            return None
+        return {name: row.get(name) for name in self.key_fields}
+
+    def event(
+        self,
+        op: str,
+        before: dict[str, Any] | None,
+        after: dict[str, Any] | None,
+        source: dict[str, Any],
+        transaction: dict[str, Any] | None = None,
+        *,
+        key: dict[str, Any] | None = None,
+        headers: list[tuple[str, ConnectSchema | None, Any]] | None = None,
+        position: tuple[int, ...] = (),
+    ) -> ChangeEvent:
+        ms, us, ns = now_ts()
+        value = {
+            BEFORE: before,
+            AFTER: after,
+            SOURCE: source,
+            TRANSACTION: transaction,
+            OP: op,
+            TS_MS: ms,
+            TS_US: us,
+            TS_NS: ns,
+        }
+        if key is None:
+            key = self.key_of(after if after is not None else before)
+        return ChangeEvent(
+            self.topic, self.key_schema, key, self.value_schema, value, headers, position, self.table_id
+        )
+
+    def tombstone(self, key: dict[str, Any] | None, position: tuple[int, ...] = ()) -> ChangeEvent:
+        return ChangeEvent(self.topic, self.key_schema, key, None, None, None, position, self.table_id)
+
+    def truncate(self, source: dict[str, Any], transaction: dict[str, Any] | None, position: tuple[int, ...] = ()) -> ChangeEvent:
+        event = self.event(OP_TRUNCATE, None, None, source, transaction, position=position)
+        event.key_schema = None
+        event.key = None
+        return event
+
+    def key_change(
+        self,
+        before: dict[str, Any],
+        after: dict[str, Any],
+        delete_source: dict[str, Any],
+        create_source: dict[str, Any],
+        delete_tx: dict[str, Any] | None,
+        create_tx: dict[str, Any] | None,
+        *,
+        tombstone: bool,
+        position: tuple[int, ...] = (),
+    ) -> Iterable[ChangeEvent]:
+        """Delete under the old key (+ tombstone), then create under the new key."""
+        old_key = self.key_of(before)
+        new_key = self.key_of(after)
+        yield self.event(
+            OP_DELETE, before, None, delete_source, delete_tx, key=old_key,
+            headers=[(NEW_KEY_HEADER, self.key_schema, new_key)], position=position,
+        )
+        if tombstone:
+            yield self.tombstone(old_key, position)
+        yield self.event(
+            OP_CREATE, None, after, create_source, create_tx, key=new_key,
+            headers=[(OLD_KEY_HEADER, self.key_schema, old_key)], position=position,
+        )

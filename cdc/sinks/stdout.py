@@ -1,0 +1,27 @@
+"""Records as JSON lines on standard output, for a look or a shell pipe."""
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+from cdc.config import Config, Option
+from cdc.core.records import SinkRecord
+from cdc.sinks.files import record_line
+
+
+class StdoutSink:
+    name = "stdout"
+    options: tuple[Option, ...] = ()
+
+    def __init__(self, config: Config | None = None) -> None:
+        self.out = sys.stdout.buffer
+
+    def write(self, records: Sequence[SinkRecord]) -> None:
+        for record in records:
+            self.out.write(record_line(record))
+
+    def flush(self) -> None:
+        self.out.flush()
+
+    def close(self) -> None:
+        self.out.flush()
