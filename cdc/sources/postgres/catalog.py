@@ -1,0 +1,177 @@
+"""What the PostgreSQL catalog says: tables, columns, keys, publications and slots.
+
+pgoutput's Relation message names the columns and their types but not their nullability,
+defaults or primary key; those come from here, queried when a relation is first seen or
+changes (as Debezium refreshes its schema).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import sql
+
+from cdc.core.errors import SourceError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogColumn:
+    name: str
+    position: int
+    type_oid: int
+    typmod: int
+    not_null: bool
+    default: str | None
+    type_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogTable:
+    oid: int
+    schema: str
+    name: str
+    replica_identity: str  # d n f i
+    columns: tuple[CatalogColumn, ...]
+    primary_key: tuple[str, ...]
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.name}"
+
+
+_TABLES_SQL = """
+SELECT c.oid, n.nspname, c.relname, c.relreplident,
+       a.attname, a.attnum, a.atttypid, a.atttypmod, a.attnotnull,
+       pg_get_expr(d.adbin, d.adrelid), format_type(a.atttypid, a.atttypmod),
+       COALESCE((SELECT array_agg(ka.attname ORDER BY array_position(i.indkey::int2[], ka.attnum))
+                 FROM pg_index i JOIN pg_attribute ka ON ka.attrelid = i.indrelid AND ka.attnum = ANY(i.indkey)
+                 WHERE i.indrelid = c.oid AND i.indisprimary), '{}')
+FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
+WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+  AND n.nspname NOT LIKE 'pg_toast%%' {where}
+ORDER BY n.nspname, c.relname, a.attnum
+"""
+
+
+def read_tables(conn: psycopg.Connection, oid: int | None = None) -> list[CatalogTable]:
+    where, params = ("AND c.oid = %s", (oid,)) if oid is not None else ("", ())
+    rows = conn.execute(_TABLES_SQL.format(where=where), params).fetchall()
+    tables: list[CatalogTable] = []
+    current: list[tuple] = []
+    for row in rows:
+        if current and current[0][0] != row[0]:
+            tables.append(_table(current))
+            current = []
+        current.append(row)
+    if current:
+        tables.append(_table(current))
+    return tables
+
+
+def _table(rows: list[tuple]) -> CatalogTable:
+    first = rows[0]
+    columns = tuple(
+        CatalogColumn(name=r[4], position=r[5], type_oid=r[6], typmod=r[7], not_null=r[8], default=r[9], type_name=r[10])
+        for r in rows
+    )
+    ident = first[3]
+    return CatalogTable(
+        oid=first[0], schema=first[1], name=first[2],
+        replica_identity=ident if isinstance(ident, str) else bytes(ident).decode(),
+        columns=columns, primary_key=tuple(first[11] or ()),
+    )
+
+
+def server_checks(conn: psycopg.Connection, user: str) -> int:
+    """Fail early, with the fix, when the server cannot serve logical replication."""
+    wal_level = conn.execute("SHOW wal_level").fetchone()[0]
+    if wal_level != "logical":
+        raise SourceError(
+            f"wal_level is {wal_level!r}, logical decoding needs 'logical'",
+            fix="ALTER SYSTEM SET wal_level = logical; then restart PostgreSQL",
+        )
+    can = conn.execute("SELECT rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()
+    if not can or not can[0]:
+        raise SourceError(
+            f"user {user!r} lacks the REPLICATION attribute",
+            fix=f"ALTER ROLE {user} WITH REPLICATION;",
+        )
+    return int(conn.execute("SHOW server_version_num").fetchone()[0])
+
+
+def publication_tables(conn: psycopg.Connection, publication: str) -> set[str] | None:
+    """``schema.table`` names in the publication, or None when it does not exist."""
+    exists = conn.execute("SELECT puballtables FROM pg_publication WHERE pubname = %s", (publication,)).fetchone()
+    if exists is None:
+        return None
+    rows = conn.execute("SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = %s", (publication,))
+    return {f"{s}.{t}" for s, t in rows}
+
+
+def ensure_publication(conn: psycopg.Connection, publication: str, mode: str, tables: list[CatalogTable]) -> None:
+    existing = publication_tables(conn, publication)
+    wanted = sorted(t.qualified for t in tables)
+    if existing is None:
+        if mode == "disabled":
+            raise SourceError(
+                f"publication {publication!r} does not exist and publication.autocreate.mode is disabled",
+                fix=f"CREATE PUBLICATION {publication} FOR TABLE ...; or set publication.autocreate.mode=filtered",
+            )
+        if mode == "all_tables":
+            statement = sql.SQL("CREATE PUBLICATION {} FOR ALL TABLES").format(sql.Identifier(publication))
+        else:
+            if not tables:
+                raise SourceError(
+                    "no table matches table.include.list, so a filtered publication would be empty",
+                    fix="check table.include.list / table.exclude.list",
+                )
+            statement = sql.SQL("CREATE PUBLICATION {} FOR TABLE {}").format(
+                sql.Identifier(publication), _table_list(tables)
+            )
+        log.info("creating publication %s (%s)", publication, mode)
+        try:
+            conn.execute(statement)
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise SourceError(
+                f"cannot create publication {publication!r}: {exc}",
+                fix="create it as a superuser (FOR ALL TABLES needs one), or use publication.autocreate.mode=filtered as the tables' owner",
+            ) from None
+    elif mode == "filtered" and set(wanted) != existing:
+        log.info("updating publication %s to the filtered tables %s", publication, wanted)
+        conn.execute(sql.SQL("ALTER PUBLICATION {} SET TABLE {}").format(sql.Identifier(publication), _table_list(tables)))
+
+
+def _table_list(tables: list[CatalogTable]) -> sql.Composable:
+    return sql.SQL(", ").join(sql.Identifier(t.schema, t.name) for t in tables)
+
+
+@dataclass(frozen=True, slots=True)
+class SlotInfo:
+    exists: bool
+    active_pid: int | None = None
+    plugin: str | None = None
+    confirmed_flush_lsn: int | None = None
+    database: str | None = None
+
+
+def slot_info(conn: psycopg.Connection, slot: str) -> SlotInfo:
+    row = conn.execute(
+        "SELECT active_pid, plugin, confirmed_flush_lsn::text, database FROM pg_replication_slots WHERE slot_name = %s",
+        (slot,),
+    ).fetchone()
+    if row is None:
+        return SlotInfo(False)
+    from cdc.sources.postgres.pgoutput import parse_lsn
+
+    return SlotInfo(True, row[0], row[1], parse_lsn(row[2]) if row[2] else None, row[3])
+
+
+def drop_slot(conn: psycopg.Connection, slot: str) -> None:
+    conn.execute("SELECT pg_drop_replication_slot(%s) WHERE EXISTS "
+                 "(SELECT 1 FROM pg_replication_slots WHERE slot_name = %s)", (slot, slot))

@@ -1,0 +1,123 @@
+"""Opening connections to PostgreSQL, with errors that say what to do.
+
+Every failure libpq reports is mapped once, here, to a :class:`CdcError` that names the cause
+and the fix; transient ones (server down, connection dropped) are retriable and retried with
+exponential backoff by :func:`with_retries`.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Callable, TypeVar
+
+import psycopg
+from psycopg.conninfo import make_conninfo
+
+from cdc.config import Config
+from cdc.core.errors import CdcError, RetriableSourceError, SourceError
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ConnectionSettings:
+    host: str
+    port: int
+    user: str
+    password: str | None
+    dbname: str
+    sslmode: str
+    max_retries: int
+    retry_wait_s: float
+
+    @classmethod
+    def from_config(cls, config: Config) -> "ConnectionSettings":
+        return cls(
+            host=config.get("database.hostname"),
+            port=config.get("database.port"),
+            user=config.get("database.user"),
+            password=config.get("database.password"),
+            dbname=config.get("database.dbname"),
+            sslmode=config.get("database.sslmode"),
+            max_retries=config.get("errors.max.retries"),
+            retry_wait_s=config.get("retriable.restart.connector.wait.ms") / 1000,
+        )
+
+    @property
+    def where(self) -> str:
+        return f"{self.user}@{self.host}:{self.port}/{self.dbname}"
+
+    def conninfo(self, **extra: str) -> str:
+        params = dict(
+            host=self.host, port=self.port, user=self.user, dbname=self.dbname,
+            sslmode=self.sslmode, application_name="cdc", connect_timeout=10, **extra,
+        )
+        if self.password:
+            params["password"] = self.password
+        return make_conninfo(**params)
+
+    def connect(self, *, replication: bool = False) -> psycopg.Connection:
+        extra = {"replication": "database"} if replication else {}
+        try:
+            return psycopg.Connection.connect(self.conninfo(**extra), autocommit=True)
+        except psycopg.Error as exc:
+            raise translate(exc, self) from None
+
+
+def translate(exc: BaseException, settings: ConnectionSettings | None = None) -> CdcError:
+    """Map a libpq/psycopg error to a CdcError naming cause and fix."""
+    text = str(exc).strip()
+    where = settings.where if settings else "the server"
+    low = text.lower()
+    if "password authentication failed" in low or "no password supplied" in low:
+        return SourceError(
+            f"PostgreSQL refused the login of {where}: {text}",
+            fix="check database.user and database.password",
+        )
+    if "does not exist" in low and "database" in low:
+        return SourceError(f"{text} (connecting to {where})", fix="check database.dbname, or CREATE DATABASE it")
+    if "must be superuser or replication role" in low or "permission denied to start wal sender" in low or (
+        "replication" in low and "permission denied" in low
+    ):
+        user = settings.user if settings else "the user"
+        return SourceError(
+            f"{user} may not start logical replication: {text}",
+            fix=f"ALTER ROLE {user} WITH REPLICATION; (and GRANT SELECT on the captured tables)",
+        )
+    if "no pg_hba.conf entry" in low:
+        return SourceError(f"{text}", fix="allow the user (and 'replication' for the database) in pg_hba.conf")
+    if any(s in low for s in ("connection refused", "could not connect", "timeout expired", "server closed the connection",
+                              "terminating connection", "connection to server", "could not receive data",
+                              "no connection to the server", "the database system is starting up",
+                              "the database system is shutting down", "consuming input failed",
+                              "ssl connection has been closed", "eof detected")):
+        return RetriableSourceError(
+            f"cannot reach PostgreSQL at {where}: {text}",
+            fix="start the server, or check database.hostname and database.port",
+        )
+    return SourceError(f"PostgreSQL error at {where}: {text}")
+
+
+def with_retries(settings: ConnectionSettings, what: str, action: Callable[[], T], stopping: Callable[[], bool] = lambda: False) -> T:
+    """Run ``action``; on a retriable error wait and try again, doubling the wait each time."""
+    wait = settings.retry_wait_s
+    attempt = 0
+    while True:
+        try:
+            return action()
+        except CdcError as exc:
+            attempt += 1
+            if not exc.retriable or attempt > settings.max_retries or stopping():
+                if exc.retriable:
+                    raise SourceError(
+                        f"gave up {what} after {attempt} attempts: {exc.message}",
+                        fix=exc.fix or "check that PostgreSQL is up and reachable",
+                    ) from exc
+                raise
+            log.warning("%s failed (%s); retrying in %.1f s (attempt %d of %d)",
+                        what, exc.message.splitlines()[0], wait, attempt, settings.max_retries)
+            time.sleep(wait)
+            wait = min(wait * 2, 30.0)

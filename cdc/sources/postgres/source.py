@@ -1,0 +1,557 @@
+"""PostgreSQL source: logical replication with pgoutput, after an optional snapshot.
+
+    connect, check the server (wal_level, privileges), ensure the publication
+    decide: snapshot?  (snapshot.mode, stored offset, slot present)
+      yes: CREATE_REPLICATION_SLOT ... (SNAPSHOT 'export')   -> consistent point C
+           read every table with COPY inside that snapshot   -> op r events
+    START_REPLICATION from C (or from the stored offset)
+    for each pgoutput message: Begin / Relation / Insert / Update / Delete / Truncate /
+        Message / Commit -> events, batched; a batch carries the offset after its last event
+    acknowledge(offset) -> standby status update: the server may release WAL before it
+
+The snapshot and the stream meet at the slot's consistent point: every transaction committed
+before it is in the snapshot, every one after it is streamed, none is in both.
+
+Offsets (Debezium's shape): ``lsn`` the end of the last committed transaction delivered,
+``txId``, ``ts_usec``, and inside a large transaction ``lsn_commit`` + ``lsn_proc`` (the commit
+LSN of that transaction and the last change delivered), so a restart skips what was delivered.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any, ClassVar, Iterator
+
+import psycopg
+
+from cdc.config import CORE_OPTIONS, Config, Option
+from cdc.core import connect
+from cdc.core.connect import ConnectSchema
+from cdc.core.envelope import OP_CREATE, OP_DELETE, OP_MESSAGE, OP_READ, OP_UPDATE, now_ts
+from cdc.core.errors import CdcError, SourceError
+from cdc.core.filters import NameFilter, parse_key_columns
+from cdc.core.progress import TableProgress
+from cdc.core.records import Batch, ChangeEvent
+from cdc.core.topics import heartbeat_topic, sanitize_topic, transaction_topic
+from cdc.core.transactions import TransactionTracker
+from cdc.sources.postgres import catalog as cat
+from cdc.sources.postgres import pgoutput as po
+from cdc.sources.postgres.config import POSTGRES_OPTIONS
+from cdc.sources.postgres.connection import ConnectionSettings, with_retries
+from cdc.sources.postgres.replication import ReplicationStream, SlotInUseError, SlotMissingError, replication_error
+from cdc.sources.postgres.snapshot import copy_rows
+from cdc.sources.postgres.source_info import SOURCE_SCHEMA, source_block
+from cdc.sources.postgres.tables import RelationColumn, TableState
+from cdc.sources.postgres.types import TypeModes, TypeRegistry
+
+log = logging.getLogger(__name__)
+
+IDLE_S = 0.5
+
+MESSAGE_KEY_SCHEMA = ConnectSchema(connect.struct(
+    [connect.field("prefix", connect.OPTIONAL_STRING)], optional=False, name="io.debezium.connector.postgresql.MessageKey"))
+MESSAGE_VALUE_SCHEMA = ConnectSchema(connect.struct(
+    [
+        connect.field("source", SOURCE_SCHEMA),
+        connect.field("op", connect.STRING),
+        connect.field("ts_ms", connect.OPTIONAL_INT64),
+        connect.field("message", connect.struct(
+            [connect.field("prefix", connect.OPTIONAL_STRING), connect.field("content", connect.primitive("bytes"))],
+            optional=True, name="io.debezium.connector.postgresql.Message")),
+    ],
+    optional=False, name="io.debezium.connector.postgresql.MessageValue"))
+HEARTBEAT_KEY_SCHEMA = ConnectSchema(connect.struct(
+    [connect.field("serverName", connect.STRING)], optional=False, name="io.debezium.connector.common.ServerNameKey"))
+HEARTBEAT_VALUE_SCHEMA = ConnectSchema(connect.struct(
+    [connect.field("ts_ms", connect.INT64)], optional=False, name="io.debezium.connector.common.Heartbeat"))
+
+
+class PostgresSource:
+    name: ClassVar[str] = "postgres"
+    options: ClassVar[tuple[Option, ...]] = POSTGRES_OPTIONS
+
+    def __init__(self, config: Config) -> None:
+        config.declare(CORE_OPTIONS).declare(POSTGRES_OPTIONS)
+        self.config = config
+        self.settings = ConnectionSettings.from_config(config)
+        self.prefix: str = config.get("topic.prefix")
+        self.slot: str = config.get("slot.name")
+        self.publication: str = config.get("publication.name")
+        self.snapshot_mode: str = config.get("snapshot.mode")
+        self.tombstones: bool = config.get("tombstones.on.delete")
+        self.max_batch: int = config.get("max.batch.size")
+        self.table_filter = NameFilter(config.get("table.include.list"), config.get("table.exclude.list"))
+        self.column_filter = NameFilter(None, config.get("column.exclude.list"))
+        try:
+            self.key_spec = parse_key_columns(config.get("message.key.columns"))
+        except ValueError as exc:
+            raise SourceError(str(exc)) from None
+        self.modes = TypeModes(
+            decimal_handling_mode=config.get("decimal.handling.mode"),
+            time_precision_mode=config.get("time.precision.mode"),
+            binary_handling_mode=config.get("binary.handling.mode"),
+            interval_handling_mode=config.get("interval.handling.mode"),
+        )
+        self.tx_tracker = (
+            TransactionTracker(transaction_topic(self.prefix, config.get("transaction.topic")))
+            if config.get("provide.transaction.metadata") else None
+        )
+        self.heartbeat_s = config.get("heartbeat.interval.ms") / 1000
+        self.heartbeat_query: str | None = config.get("heartbeat.action.query")
+        self._conn: psycopg.Connection | None = None
+        self._repl_conn: psycopg.Connection | None = None
+        self._stream: ReplicationStream | None = None
+        self._types = TypeRegistry(self._catalog_conn)
+        self._relations: dict[int, TableState | None] = {}
+        self._stopping = False
+        self._position: dict[str, Any] | None = None  # offset after the last event handed out
+
+    # ---- connections ------------------------------------------------------------------------
+
+    def _catalog_conn(self) -> psycopg.Connection:
+        if self._conn is None or self._conn.closed:
+            self._conn = with_retries(self.settings, "connecting to PostgreSQL", self.settings.connect, lambda: self._stopping)
+        return self._conn
+
+    def _replication_conn(self) -> psycopg.Connection:
+        if self._repl_conn is None or self._repl_conn.closed:
+            self._repl_conn = with_retries(
+                self.settings, "opening a replication connection",
+                lambda: self.settings.connect(replication=True), lambda: self._stopping,
+            )
+        return self._repl_conn
+
+    # ---- the Source contract ----------------------------------------------------------------
+
+    def stop(self) -> None:
+        self._stopping = True
+
+    def acknowledge(self, offset: dict[str, Any]) -> None:
+        if self._stream is not None and offset.get("lsn"):
+            self._stream.confirm(int(offset["lsn"]))
+            self._stream.idle_flush_allowed = offset is self._position and "lsn_proc" not in offset
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+        if self.config.get("slot.drop.on.stop") and not self._stopping_on_error:
+            try:
+                if self._repl_conn is not None:
+                    self._repl_conn.close()
+                    self._repl_conn = None
+                cat.drop_slot(self._catalog_conn(), self.slot)
+                log.info("dropped replication slot %s (slot.drop.on.stop)", self.slot)
+            except CdcError as exc:
+                log.warning("could not drop slot %s: %s", self.slot, exc)
+        for conn in (self._repl_conn, self._conn):
+            if conn is not None and not conn.closed:
+                conn.close()
+        self._repl_conn = self._conn = None
+
+    _stopping_on_error = False
+
+    def stream(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
+        try:
+            yield from self._run(offset)
+        except BaseException:
+            self._stopping_on_error = True
+            raise
+
+    # ---- start-up ---------------------------------------------------------------------------
+
+    def _run(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
+        conn = self._catalog_conn()
+        version = cat.server_checks(conn, self.settings.user)
+        self._server_version = version
+        tables = [t for t in cat.read_tables(conn) if self.table_filter(t.qualified)]
+        self._warn_about_keys(tables)
+        cat.ensure_publication(conn, self.publication, self.config.get("publication.autocreate.mode"), tables)
+        published = cat.publication_tables(conn, self.publication) or set()
+        tables = [t for t in tables if t.qualified in published]
+        slot = cat.slot_info(conn, self.slot)
+        if slot.exists and slot.plugin != "pgoutput":
+            raise SourceError(f"slot {self.slot!r} uses plugin {slot.plugin!r}, not pgoutput",
+                              fix="drop it or choose another slot.name")
+
+        mode = self.snapshot_mode
+        if offset is not None and offset.get("snapshot_only"):
+            if mode == "initial_only":
+                log.info("the snapshot was taken already (snapshot.mode=initial_only): nothing to do")
+                return
+            offset = None if mode in ("initial", "when_needed", "always") else offset
+        need_snapshot = (
+            mode == "always"
+            or (mode in ("initial", "initial_only", "when_needed") and offset is None)
+            or (mode == "when_needed" and offset is not None and not slot.exists)
+        )
+        if offset is not None and not slot.exists and not need_snapshot:
+            raise SlotMissingError(
+                f"replication slot {self.slot!r} is gone, but an offset is stored for this pipeline "
+                f"(lsn {po.format_lsn(int(offset.get('lsn') or 0))}): changes since then cannot be read",
+                fix="set snapshot.mode=when_needed to re-snapshot, or delete the offset file to start over",
+            )
+
+        if need_snapshot:
+            temporary = mode == "initial_only"
+            if slot.exists and not temporary:
+                self._wait_slot_free(slot)
+                log.warning("slot %s exists but a snapshot is needed: recreating it so the snapshot and the "
+                            "stream meet at one consistent point", self.slot)
+                cat.drop_slot(conn, self.slot)
+            start_lsn, snapshot_name = self._create_slot(export=True, temporary=temporary)
+            yield from self._snapshot(tables, snapshot_name, start_lsn, final=temporary)
+            if temporary:
+                return
+            offset = self._position
+        else:
+            if not slot.exists:
+                start_lsn, _ = self._create_slot(export=False, temporary=False)
+                offset = {"lsn": start_lsn, "txId": None, "ts_usec": None}
+            else:
+                self._wait_slot_free(slot)
+                if offset is None:
+                    offset = {"lsn": slot.confirmed_flush_lsn or 0, "txId": None, "ts_usec": None}
+        yield from self._stream_changes(offset)
+
+    def _warn_about_keys(self, tables: list[cat.CatalogTable]) -> None:
+        for table in tables:
+            if not table.primary_key and table.replica_identity in ("d", "n"):
+                log.warning(
+                    "table %s has no primary key and REPLICA IDENTITY %s: its events get a null key, and "
+                    "UPDATE/DELETE on it fail once it is published; fix: ALTER TABLE %s REPLICA IDENTITY FULL "
+                    "(or add a primary key)", table.qualified,
+                    "DEFAULT" if table.replica_identity == "d" else "NOTHING", table.qualified,
+                )
+
+    def _wait_slot_free(self, slot: cat.SlotInfo) -> None:
+        """A previous run of this pipeline may still be releasing the slot: wait a little."""
+        attempts = self.config.get("slot.max.retries")
+        delay = self.config.get("slot.retry.delay.ms") / 1000
+        info = slot
+        for _ in range(attempts):
+            if info.active_pid is None:
+                return
+            log.warning("slot %s is active for PID %s; waiting %.1f s", self.slot, info.active_pid, delay)
+            time.sleep(delay)
+            info = cat.slot_info(self._catalog_conn(), self.slot)
+        if info.active_pid is not None:
+            raise SlotInUseError(
+                f"replication slot {self.slot!r} is in use by another process (PID {info.active_pid})",
+                fix="stop the other pipeline using it, or give this one another slot.name",
+            )
+
+    def _create_slot(self, *, export: bool, temporary: bool) -> tuple[int, str | None]:
+        conn = self._replication_conn()
+        kind = "TEMPORARY " if temporary else ""
+        option = "(SNAPSHOT 'export')" if export else "(SNAPSHOT 'nothing')"
+        command = f'CREATE_REPLICATION_SLOT "{self.slot}" {kind}LOGICAL pgoutput {option}'
+        result = conn.pgconn.exec_(command.encode())
+        if result.status != psycopg.pq.ExecStatus.TUPLES_OK:
+            message = result.error_message.decode(errors="replace")
+            if "already exists" in message:
+                raise SourceError(f"replication slot {self.slot!r} already exists: {message.strip()}",
+                                  fix="another pipeline may use this slot.name; choose another")
+            raise replication_error(message, self.slot)
+        lsn = po.parse_lsn(result.get_value(0, 1).decode())
+        snapshot = result.get_value(0, 2)
+        log.info("created replication slot %s at %s", self.slot, po.format_lsn(lsn))
+        return lsn, snapshot.decode() if snapshot else None
+
+    # ---- snapshot ---------------------------------------------------------------------------
+
+    def _snapshot(self, tables: list[cat.CatalogTable], snapshot_name: str | None, lsn: int, final: bool) -> Iterator[Batch]:
+        conn = self.settings.connect()
+        try:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            if snapshot_name:
+                conn.execute(f"SET TRANSACTION SNAPSHOT '{snapshot_name}'")
+            xmin = conn.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint").fetchone()[0] \
+                if self._server_version >= 130000 else None
+            estimates = dict(conn.execute(
+                "SELECT c.oid, c.reltuples::bigint FROM pg_class c WHERE c.oid = ANY(%s)", ([t.oid for t in tables],)
+            ).fetchall()) if tables else {}
+            ordered = sorted(tables, key=lambda t: t.qualified)
+            log.info("snapshot of %d tables at %s", len(ordered), po.format_lsn(lsn))
+            pending: ChangeEvent | None = None  # held back one event to mark first/last
+            first_overall = True
+            fetch = self.config.get("snapshot.fetch.size")
+            progress_mode = self.config.get("snapshot.progress")
+            seq = 0
+            for table in ordered:
+                state = self._table_state(table, [RelationColumn(c.name, c.type_oid, c.typmod) for c in table.columns])
+                progress = TableProgress(table.qualified, estimates.get(table.oid), progress_mode)
+                first_in_table = True
+                names = [c.name for c in table.columns]
+                for rows in copy_rows(conn, table.schema, table.name, names, batch_rows=fetch):
+                    events: list[ChangeEvent] = []
+                    ts_us = time.time_ns() // 1000
+                    envelope = state.envelope
+                    for values in rows:
+                        seq += 1
+                        source = source_block(self.prefix, self.settings.dbname, table.schema, table.name,
+                                              ts_us=ts_us, snapshot="true", tx_id=xmin, lsn=lsn)
+                        if first_overall:
+                            source["snapshot"] = "first"
+                            first_overall = False
+                        elif first_in_table:
+                            source["snapshot"] = "first_in_data_collection"
+                        first_in_table = False
+                        event = envelope.event(OP_READ, None, state.row(values), source, position=(lsn, 0, seq))
+                        if pending is not None:
+                            events.append(pending)
+                        pending = event
+                    progress.advance(len(rows))
+                    if events:
+                        yield Batch(events)
+                    if self._stopping:
+                        raise SourceError("stopped during the snapshot; it starts again on the next run")
+                if pending is not None and pending.table_id == table.qualified and pending.value["source"]["snapshot"] != "first":
+                    pending.value["source"]["snapshot"] = "last_in_data_collection"
+                progress.done()
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+        self._position = {"lsn": lsn, "txId": None, "ts_usec": time.time_ns() // 1000,
+                          "snapshot_completed": True, **({"snapshot_only": True} if final else {})}
+        if pending is not None:
+            pending.value["source"]["snapshot"] = "last"
+        yield Batch([pending] if pending is not None else [], dict(self._position))
+
+    # ---- streaming --------------------------------------------------------------------------
+
+    def _table_state(self, table: cat.CatalogTable, columns: list[RelationColumn]) -> TableState:
+        return TableState(
+            table, columns, topic_prefix=self.prefix, types=self._types, modes=self.modes,
+            column_filter=self.column_filter, key_spec=self.key_spec,
+            unavailable_placeholder=self.config.get("unavailable.value.placeholder"),
+        )
+
+    def _on_relation(self, message: po.Relation) -> None:
+        qualified = f"{message.namespace}.{message.name}"
+        if not self.table_filter(qualified):
+            self._relations[message.relid] = None
+            return
+        found = cat.read_tables(self._catalog_conn(), message.relid)
+        if found:
+            table = found[0]
+        else:  # dropped since: describe it from the message alone
+            table = cat.CatalogTable(message.relid, message.namespace, message.name, message.replica_identity, (), ())
+        columns = [RelationColumn(c.name, c.type_oid, c.typmod) for c in message.columns]
+        self._relations[message.relid] = self._table_state(table, columns)
+
+    def _start_replication(self, lsn: int) -> ReplicationStream:
+        options = {"proto_version": "1", "publication_names": self.publication}
+        if self._server_version >= 140000:
+            options["messages"] = "true"
+        stream = ReplicationStream(self._replication_conn(), self.slot,
+                                   options, self.config.get("status.update.interval.ms") / 1000)
+        stream.start(lsn)
+        return stream
+
+    def _stream_changes(self, offset: dict[str, Any]) -> Iterator[Batch]:
+        """Stream from ``offset``; reconnect on transient errors without repeating delivered events."""
+        self._position = dict(offset)
+        attempts = 0
+        while True:
+            try:
+                yield from self._stream_once()
+                return
+            except CdcError as exc:
+                if not exc.retriable or self._stopping or attempts >= self.settings.max_retries:
+                    raise
+                attempts += 1
+                wait = min(self.settings.retry_wait_s * 2 ** attempts, 30)
+                log.warning("%s; reconnecting in %.1f s", exc.message, wait)
+                self._drop_connections()
+                time.sleep(wait)
+
+    def _drop_connections(self) -> None:
+        for conn in (self._repl_conn, self._conn):
+            try:
+                if conn is not None:
+                    conn.close()
+            except Exception:  # noqa: BLE001 - the connection is broken anyway
+                pass
+        self._stream = None
+        self._repl_conn = self._conn = None
+        self._relations.clear()
+
+    def _stream_once(self) -> Iterator[Batch]:
+        resume = self._position or {}
+        committed_lsn = int(resume.get("lsn") or 0)
+        skip_commit = resume.get("lsn_commit")
+        skip_until = int(resume.get("lsn_proc") or 0)
+        stream = self._start_replication(committed_lsn)
+        self._stream = stream
+        self._relations.clear()
+        dbname = self.settings.dbname
+        prefix = self.prefix
+        tombstones = self.tombstones
+        tx = self.tx_tracker
+        events: list[ChangeEvent] = []
+        xid = 0
+        final_lsn = 0
+        commit_us = 0
+        last_commit_lsn: int | None = None
+        skipping_tx = False
+        in_tx = False
+        last_heartbeat = time.monotonic()
+        max_batch = self.max_batch
+        decode = po.decode
+        relations = self._relations
+
+        def offset_here(change_lsn: int | None) -> dict[str, Any]:
+            position = {"lsn": committed_lsn, "txId": xid or None, "ts_usec": commit_us or None}
+            if change_lsn is not None:
+                position["lsn_commit"] = final_lsn
+                position["lsn_proc"] = change_lsn
+            return position
+
+        for data in stream.messages(IDLE_S):
+            if data is None:  # idle: hand over what we have so it can be flushed on time
+                now = time.monotonic()
+                if self.heartbeat_s and now - last_heartbeat >= self.heartbeat_s:
+                    last_heartbeat = now
+                    events.append(self._heartbeat())
+                    self._run_heartbeat_query()
+                if events or not in_tx:
+                    yield self._handover(events, None if in_tx else offset_here(None))
+                    events = []
+                if self._stopping:
+                    return
+                continue
+            message = decode(data.payload)
+            kind = type(message)
+            if kind is po.Begin:
+                in_tx = True
+                xid = message.xid
+                final_lsn = message.final_lsn
+                commit_us = po.pg_timestamp_to_unix_micros(message.commit_ts)
+                skipping_tx = final_lsn < committed_lsn
+                resuming_inside = skip_commit is not None and final_lsn == skip_commit
+                if tx is not None and not skipping_tx and not resuming_inside:
+                    events.append(tx.begin(f"{xid}:{final_lsn}", commit_us // 1000))
+                elif tx is not None and resuming_inside:
+                    tx.id = f"{xid}:{final_lsn}"
+                continue
+            if kind is po.Commit:
+                in_tx = False
+                if not skipping_tx:
+                    if tx is not None and tx.active:
+                        events.append(tx.end(commit_us // 1000))
+                    last_commit_lsn = message.commit_lsn
+                committed_lsn = max(committed_lsn, message.end_lsn)
+                skip_commit = None
+                skipping_tx = False
+                position = offset_here(None)
+                if len(events) >= max_batch or stream.pgconn.is_busy() == 0:
+                    yield self._handover(events, position)
+                    events = []
+                else:
+                    self._position = position
+                    self._pending_position = position
+                continue
+            if kind is po.Relation:
+                self._on_relation(message)
+                continue
+            if kind is po.TypeMessage:
+                self._types.invalidate(message.oid)
+                continue
+            if skipping_tx or (skip_commit is not None and final_lsn == skip_commit and data.wal_start <= skip_until):
+                continue
+            change_lsn = data.wal_start
+            if kind is po.Insert or kind is po.Update or kind is po.Delete:
+                state = relations.get(message.relid)
+                if state is None:
+                    continue
+                self._change_events(events, state, message, kind, xid, change_lsn, commit_us, last_commit_lsn,
+                                    final_lsn, tombstones)
+            elif kind is po.Truncate:
+                for relid in message.relids:
+                    state = relations.get(relid)
+                    if state is None:
+                        continue
+                    source = source_block(prefix, dbname, state.schema, state.name, ts_us=commit_us,
+                                          tx_id=xid, lsn=change_lsn, last_commit_lsn=last_commit_lsn)
+                    block = tx.block(state.qualified) if tx is not None else None
+                    events.append(state.envelope.truncate(source, block, (final_lsn, change_lsn)))
+            elif kind is po.LogicalMessage:
+                events.append(self._message_event(message, xid if message.transactional else None,
+                                                  commit_us if message.transactional else time.time_ns() // 1000,
+                                                  change_lsn, last_commit_lsn))
+                if not message.transactional:
+                    continue
+            if len(events) >= max_batch:
+                yield self._handover(events, offset_here(change_lsn) if in_tx else offset_here(None))
+                events = []
+                if self._stopping:
+                    return
+
+    _pending_position: dict[str, Any] | None = None
+
+    def _handover(self, events: list[ChangeEvent], position: dict[str, Any] | None) -> Batch:
+        if position is not None:
+            self._position = position
+        return Batch(events, position)
+
+    def _change_events(self, events: list[ChangeEvent], state: TableState, message: Any, kind: type,
+                       xid: int, lsn: int, commit_us: int, last_commit_lsn: int | None, final_lsn: int,
+                       tombstones: bool) -> None:
+        source = source_block(self.prefix, self.settings.dbname, state.schema, state.name, ts_us=commit_us,
+                              tx_id=xid, lsn=lsn, last_commit_lsn=last_commit_lsn)
+        tx = self.tx_tracker
+        envelope = state.envelope
+        position = (final_lsn, lsn)
+        if kind is po.Insert:
+            block = tx.block(state.qualified) if tx is not None else None
+            events.append(envelope.event(OP_CREATE, None, state.row(message.new), source, block, position=position))
+            return
+        if kind is po.Delete:
+            before = state.row(message.old)
+            block = tx.block(state.qualified) if tx is not None else None
+            events.append(envelope.event(OP_DELETE, before, None, source, block, position=position))
+            if tombstones and envelope.key_schema is not None:
+                events.append(envelope.tombstone(envelope.key_of(before), position))
+            return
+        after = state.row(message.new)
+        before = state.row(message.old) if message.old is not None else None
+        if before is not None and message.old_kind == "K":
+            # REPLICA IDENTITY DEFAULT/INDEX: only the key columns were sent.
+            before = {name: (value if name in state.key_names else None) for name, value in before.items()} \
+                if state.key_names else before
+        if before is not None and state.key_names and state.key_values(before) != state.key_values(after):
+            delete_block = tx.block(state.qualified) if tx is not None else None
+            create_block = tx.block(state.qualified) if tx is not None else None
+            events.extend(envelope.key_change(before, after, source, dict(source), delete_block, create_block,
+                                              tombstone=tombstones, position=position))
+            return
+        if message.old_kind == "K":
+            before = None  # Debezium shows no before image unless the identity is FULL
+        block = tx.block(state.qualified) if tx is not None else None
+        events.append(envelope.event(OP_UPDATE, before, after, source, block, position=position))
+
+    def _message_event(self, message: po.LogicalMessage, xid: int | None, ts_us: int, lsn: int,
+                       last_commit_lsn: int | None) -> ChangeEvent:
+        import base64
+
+        source = source_block(self.prefix, self.settings.dbname, "", "", ts_us=ts_us, tx_id=xid, lsn=lsn,
+                              last_commit_lsn=last_commit_lsn)
+        ms, _, _ = now_ts()
+        value = {"source": source, "op": OP_MESSAGE, "ts_ms": ms,
+                 "message": {"prefix": message.prefix, "content": base64.b64encode(message.content).decode()}}
+        return ChangeEvent(sanitize_topic(f"{self.prefix}.message"), MESSAGE_KEY_SCHEMA, {"prefix": message.prefix},
+                           MESSAGE_VALUE_SCHEMA, value)
+
+    def _heartbeat(self) -> ChangeEvent:
+        ms, _, _ = now_ts()
+        return ChangeEvent(heartbeat_topic(self.prefix, self.config.get("heartbeat.topics.prefix")),
+                           HEARTBEAT_KEY_SCHEMA, {"serverName": self.prefix}, HEARTBEAT_VALUE_SCHEMA, {"ts_ms": ms})
+
+    def _run_heartbeat_query(self) -> None:
+        if not self.heartbeat_query:
+            return
+        try:
+            self._catalog_conn().execute(self.heartbeat_query)
+        except psycopg.Error as exc:
+            log.warning("heartbeat.action.query failed: %s", exc)

@@ -1,0 +1,78 @@
+"""The ``source`` block of PostgreSQL events (``io.debezium.connector.postgresql.Source``)."""
+from __future__ import annotations
+
+from typing import Any
+
+from cdc.core import connect
+from cdc.version import VERSION
+
+SNAPSHOT_ENUM = {
+    "type": "string",
+    "optional": True,
+    "name": "io.debezium.data.Enum",
+    "version": 1,
+    "parameters": {"allowed": "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"},
+    "default": "false",
+}
+
+SOURCE_SCHEMA: dict[str, Any] = connect.struct(
+    [
+        connect.field("version", connect.STRING),
+        connect.field("connector", connect.STRING),
+        connect.field("name", connect.STRING),
+        connect.field("ts_ms", connect.INT64),
+        connect.field("snapshot", SNAPSHOT_ENUM),
+        connect.field("db", connect.STRING),
+        connect.field("sequence", connect.OPTIONAL_STRING),
+        connect.field("ts_us", connect.OPTIONAL_INT64),
+        connect.field("ts_ns", connect.OPTIONAL_INT64),
+        connect.field("schema", connect.STRING),
+        connect.field("table", connect.STRING),
+        connect.field("txId", connect.OPTIONAL_INT64),
+        connect.field("lsn", connect.OPTIONAL_INT64),
+        connect.field("xmin", connect.OPTIONAL_INT64),
+        connect.field("origin", connect.OPTIONAL_STRING),
+        connect.field("origin_lsn", connect.OPTIONAL_INT64),
+    ],
+    optional=False,
+    name="io.debezium.connector.postgresql.Source",
+    version=1,
+)
+
+
+def source_block(
+    name: str,
+    db: str,
+    schema: str,
+    table: str,
+    *,
+    ts_us: int,
+    snapshot: str = "false",
+    tx_id: int | None = None,
+    lsn: int | None = None,
+    last_commit_lsn: int | None = None,
+    origin: str | None = None,
+) -> dict[str, Any]:
+    """One source block; ``ts_us`` is the commit (or snapshot) time in microseconds."""
+    sequence = None
+    if lsn is not None:
+        last = "null" if last_commit_lsn is None else f'"{last_commit_lsn}"'
+        sequence = f'[{last},"{lsn}"]'
+    return {
+        "version": VERSION,
+        "connector": "postgresql",
+        "name": name,
+        "ts_ms": ts_us // 1000,
+        "snapshot": snapshot,
+        "db": db,
+        "sequence": sequence,
+        "ts_us": ts_us,
+        "ts_ns": ts_us * 1000,
+        "schema": schema,
+        "table": table,
+        "txId": tx_id,
+        "lsn": lsn,
+        "xmin": None,
+        "origin": origin,
+        "origin_lsn": None,
+    }
