@@ -1,4 +1,12 @@
 """PostgreSQL source (logical replication with pgoutput)."""
-from cdc.sources.postgres.source import PostgresSource
+from __future__ import annotations
 
-__all__ = ["PostgresSource"]
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:  # import the source (and psycopg) only when asked for
+    if name == "PostgresSource":
+        from cdc.sources.postgres.source import PostgresSource
+
+        return PostgresSource
+    raise AttributeError(name)

@@ -39,6 +39,10 @@ def pg_now() -> int:
     return time.time_ns() // 1000 - PG_EPOCH_OFFSET_US
 
 
+DRAINED = "drained"  # nothing more buffered right now
+IDLE = "idle"  # nothing arrived for a while
+
+
 @dataclass(slots=True)
 class XLogData:
     wal_start: int
@@ -73,16 +77,22 @@ class ReplicationStream:
                 pass
             raise replication_error(message, self.slot)
 
-    def messages(self, idle: float) -> Iterator[XLogData | None]:
-        """XLogData messages as they come; None after ``idle`` seconds without one."""
+    def messages(self, idle: float) -> Iterator[XLogData | str]:
+        """XLogData messages as they come; ``DRAINED`` when nothing more is buffered (before
+        waiting), ``IDLE`` after ``idle`` seconds without a message."""
         pgconn = self.pgconn
+        drained = False
         while True:
             nbytes, data = pgconn.get_copy_data(1)
             if nbytes == 0:
+                if not drained:
+                    drained = True
+                    yield DRAINED
+                    continue
                 self.maybe_send_status()
                 ready, _, _ = select.select([pgconn.socket], [], [], idle)
                 if not ready:
-                    yield None
+                    yield IDLE
                     continue
                 try:
                     pgconn.consume_input()
@@ -95,6 +105,7 @@ class ReplicationStream:
                 if result is not None and result.error_message:
                     message = result.error_message.decode(errors="replace")
                 raise replication_error(message or "the server ended the replication stream", self.slot)
+            drained = False
             kind = data[0]
             if kind == 0x77:  # 'w'
                 wal_start, wal_end, _ = _XLOG_HEADER.unpack_from(data, 1)

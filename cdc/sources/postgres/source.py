@@ -38,7 +38,7 @@ from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres import pgoutput as po
 from cdc.sources.postgres.config import POSTGRES_OPTIONS
 from cdc.sources.postgres.connection import ConnectionSettings, with_retries
-from cdc.sources.postgres.replication import ReplicationStream, SlotInUseError, SlotMissingError, replication_error
+from cdc.sources.postgres.replication import IDLE, ReplicationStream, SlotInUseError, SlotMissingError, replication_error
 from cdc.sources.postgres.snapshot import copy_rows
 from cdc.sources.postgres.source_info import SOURCE_SCHEMA, source_block
 from cdc.sources.postgres.tables import RelationColumn, TableState
@@ -129,7 +129,8 @@ class PostgresSource:
     def acknowledge(self, offset: dict[str, Any]) -> None:
         if self._stream is not None and offset.get("lsn"):
             self._stream.confirm(int(offset["lsn"]))
-            self._stream.idle_flush_allowed = offset is self._position and "lsn_proc" not in offset
+            # Nothing handed out after this offset: keepalive positions may be confirmed too.
+            self._stream.idle_flush_allowed = offset == self._position and "lsn_proc" not in offset
 
     def close(self) -> None:
         if self._stream is not None:
@@ -396,6 +397,7 @@ class PostgresSource:
         last_commit_lsn: int | None = None
         skipping_tx = False
         in_tx = False
+        last_change: int | None = None
         last_heartbeat = time.monotonic()
         max_batch = self.max_batch
         decode = po.decode
@@ -409,14 +411,13 @@ class PostgresSource:
             return position
 
         for data in stream.messages(IDLE_S):
-            if data is None:  # idle: hand over what we have so it can be flushed on time
-                now = time.monotonic()
-                if self.heartbeat_s and now - last_heartbeat >= self.heartbeat_s:
-                    last_heartbeat = now
+            if data.__class__ is str:  # DRAINED or IDLE: hand over what we have
+                if data is IDLE and self.heartbeat_s and time.monotonic() - last_heartbeat >= self.heartbeat_s:
+                    last_heartbeat = time.monotonic()
                     events.append(self._heartbeat())
                     self._run_heartbeat_query()
-                if events or not in_tx:
-                    yield self._handover(events, None if in_tx else offset_here(None))
+                if events or data is IDLE:
+                    yield self._handover(events, offset_here(last_change if in_tx else None))
                     events = []
                 if self._stopping:
                     return
@@ -444,13 +445,9 @@ class PostgresSource:
                 committed_lsn = max(committed_lsn, message.end_lsn)
                 skip_commit = None
                 skipping_tx = False
-                position = offset_here(None)
-                if len(events) >= max_batch or stream.pgconn.is_busy() == 0:
-                    yield self._handover(events, position)
+                if len(events) >= max_batch:
+                    yield self._handover(events, offset_here(None))
                     events = []
-                else:
-                    self._position = position
-                    self._pending_position = position
                 continue
             if kind is po.Relation:
                 self._on_relation(message)
@@ -460,7 +457,7 @@ class PostgresSource:
                 continue
             if skipping_tx or (skip_commit is not None and final_lsn == skip_commit and data.wal_start <= skip_until):
                 continue
-            change_lsn = data.wal_start
+            change_lsn = last_change = data.wal_start
             if kind is po.Insert or kind is po.Update or kind is po.Delete:
                 state = relations.get(message.relid)
                 if state is None:
@@ -483,12 +480,10 @@ class PostgresSource:
                 if not message.transactional:
                     continue
             if len(events) >= max_batch:
-                yield self._handover(events, offset_here(change_lsn) if in_tx else offset_here(None))
+                yield self._handover(events, offset_here(change_lsn if in_tx else None))
                 events = []
                 if self._stopping:
                     return
-
-    _pending_position: dict[str, Any] | None = None
 
     def _handover(self, events: list[ChangeEvent], position: dict[str, Any] | None) -> Batch:
         if position is not None:

@@ -1,0 +1,175 @@
+"""The ``cdc`` command.
+
+    cdc sources                      list installed source and sink plugins
+    cdc postgres [options]           capture a PostgreSQL database (one command per source plugin)
+    cdc run CONFIG                   run from a TOML or .properties file (Debezium property names)
+
+Every option of a source or sink is also a flag: ``database.hostname`` -> ``--database-hostname``;
+``--set name=value`` sets any property. Passwords are read from flags, files or ``CDC_PASSWORD``
+and are never printed.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import Any, Sequence
+
+from cdc import registry
+from cdc.config import CORE_OPTIONS, Option, load_file
+from cdc.core.errors import CdcError
+
+log = logging.getLogger("cdc")
+
+# Short flags for what people type most; everything else is --<property-with-dashes>.
+SHORTCUTS = {
+    "topic.prefix": "--topic-prefix",
+    "snapshot.mode": "--snapshot-mode",
+    "sink": "--sink",
+    "sink.files.directory": "--output",
+    "offset.storage.file.filename": "--offsets",
+    "table.include.list": "--tables",
+}
+
+
+def _flag(option: Option) -> str:
+    return SHORTCUTS.get(option.name, "--" + option.name.replace(".", "-").replace("_", "-"))
+
+
+def _add_options(parser: argparse.ArgumentParser, options: Sequence[Option], seen: set[str]) -> None:
+    for option in options:
+        if option.name in seen:
+            continue
+        seen.add(option.name)
+        help_text = option.doc
+        if option.default not in (None, ""):
+            help_text += f" (default: {option.default})"
+        kwargs: dict[str, Any] = {"dest": "prop:" + option.name, "default": None, "help": help_text,
+                                  "metavar": option.name.upper().replace(".", "_") if option.type is not bool else None}
+        if option.choices:
+            kwargs["choices"] = option.choices
+            kwargs.pop("metavar")
+        if option.type is bool:
+            kwargs.pop("metavar")
+            kwargs["nargs"] = "?"
+            kwargs["const"] = "true"
+            kwargs["choices"] = ("true", "false")
+        parser.add_argument(_flag(option), **kwargs)
+
+
+def _sink_options() -> list[Option]:
+    options: list[Option] = []
+    for name, entry in sorted(registry.available(registry.SINKS).items()):
+        try:
+            options.extend(getattr(entry.load(), "options", ()))
+        except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the CLI
+            log.debug("sink plugin %s cannot be loaded: %s", name, exc)
+    return options
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cdc", description="Debezium-compatible change data capture in Python.")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.add_parser("sources", help="list the installed source and sink plugins")
+    run = sub.add_parser("run", help="run a pipeline from a config file (TOML or .properties)")
+    run.add_argument("config", help="config file; the source is its 'source' property (or connector.class)")
+    run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a property")
+    sink_options = _sink_options()
+    for name, entry in sorted(registry.available(registry.SOURCES).items()):
+        try:
+            source_cls = entry.load()
+        except Exception as exc:  # noqa: BLE001
+            sub.add_parser(name, help=f"(cannot be loaded: {exc})")
+            continue
+        doc = (source_cls.__doc__ or sys.modules[source_cls.__module__].__doc__ or "").strip().splitlines()
+        p = sub.add_parser(name, help=f"capture changes from {name}", description=doc[0] if doc else None)
+        p.add_argument("--config", help="read properties from this file first (TOML or .properties)")
+        p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="set any property")
+        seen: set[str] = set()
+        _add_options(p, CORE_OPTIONS, seen)
+        _add_options(p, getattr(source_cls, "options", ()), seen)
+        _add_options(p, sink_options, seen)
+    return parser
+
+
+CONNECTOR_CLASSES = {
+    "io.debezium.connector.postgresql.PostgresConnector": "postgres",
+    "io.debezium.connector.mysql.MySqlConnector": "mysql",
+    "io.debezium.connector.mariadb.MariaDbConnector": "mysql",
+    "io.debezium.connector.sqlserver.SqlServerConnector": "sqlserver",
+}
+
+
+def _properties(args: argparse.Namespace) -> dict[str, Any]:
+    props: dict[str, Any] = {}
+    config_file = getattr(args, "config", None)
+    if config_file:
+        props.update(load_file(config_file))
+    for key, value in vars(args).items():
+        if key.startswith("prop:") and value is not None:
+            props[key[5:]] = value
+    for item in args.set:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise CdcError(f"--set expects NAME=VALUE, got {item!r}")
+        props[name.strip()] = value
+    if "database.password" not in props and os.environ.get("CDC_PASSWORD"):
+        props["database.password"] = os.environ["CDC_PASSWORD"]
+    return props
+
+
+def _list_plugins() -> None:
+    for group, title in ((registry.SOURCES, "sources"), (registry.SINKS, "sinks"),
+                         (registry.OFFSET_STORES, "offset stores"), (registry.SCHEMA_HISTORIES, "schema histories")):
+        plugins = registry.available(group)
+        print(f"{title}:")
+        for name, entry in sorted(plugins.items()):
+            dist = entry.dist.name if entry.dist else "?"
+            print(f"  {name:12} {entry.value}  ({dist})")
+        if not plugins:
+            print("  (none)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.WARNING - 10 * min(args.verbose + 1, 2),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    if args.command is None:
+        parser.print_help()
+        return 2
+    from cdc.engine import install_signal_handlers
+    from cdc.pipeline import build
+
+    try:
+        if args.command == "sources":
+            _list_plugins()
+            return 0
+        props = _properties(args)
+        if args.command == "run":
+            source = props.pop("source", None) or CONNECTOR_CLASSES.get(props.get("connector.class", ""))
+            props.pop("connector.class", None)
+            if not source:
+                raise CdcError(f"{args.config} names no source", fix="add source = \"postgres\" (or connector.class)")
+        else:
+            source = args.command
+        engine = build(source, props)
+        install_signal_handlers(engine)
+        engine.run()
+        log.info("stopped after %d events", engine.events_written)
+        return 0
+    except CdcError as exc:
+        print(f"cdc: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("cdc: aborted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

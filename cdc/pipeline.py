@@ -1,0 +1,63 @@
+"""Assemble a pipeline (source, converter, sink, offset store) from one flat config."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from cdc import registry
+from cdc.config import CORE_OPTIONS, Config
+from cdc.core.converters import JsonConverter
+from cdc.core.offsets import FileOffsetStore, OffsetStore
+from cdc.engine import Engine
+
+log = logging.getLogger(__name__)
+
+# Properties handed through to a client library (not declared one by one).
+PASSTHROUGH_PREFIXES = ("producer.", "kafka.", "consumer.", "spark.", "database.initial.statements", "source.")
+
+
+def offset_store(config: Config) -> OffsetStore:
+    kind = config.get("offset.storage")
+    name = config.get("name")
+    if kind == "file":
+        path = config.get("offset.storage.file.filename")
+        if not path:
+            directory = config.properties.get("sink.files.directory")
+            path = str(Path(directory) / "offsets.json") if directory else "cdc-offsets.json"
+        return FileOffsetStore(path, name)
+    factory = registry.load(registry.OFFSET_STORES, kind)
+    config.declare(getattr(factory, "options", ()))
+    return factory(config, name)
+
+
+def build(source_name: str, properties: dict[str, Any]) -> Engine:
+    config = Config(dict(properties)).declare(CORE_OPTIONS)
+    source_cls = registry.load(registry.SOURCES, source_name)
+    sink_cls = registry.load(registry.SINKS, config.get("sink"))
+    config.declare(getattr(source_cls, "options", ())).declare(getattr(sink_cls, "options", ()))
+    if config.get("offset.storage") != "file":
+        factory = registry.load(registry.OFFSET_STORES, config.get("offset.storage"))
+        config.declare(getattr(factory, "options", ()))
+    config.validate(PASSTHROUGH_PREFIXES)
+    log.info("configuration: %s", config.masked())
+    source = source_cls(config)
+    sink = sink_cls(config)
+    converter = JsonConverter(config.get("value.converter.schemas.enable"))
+    if config.get("key.converter.schemas.enable") != config.get("value.converter.schemas.enable"):
+        converter = _SplitConverter(config.get("key.converter.schemas.enable"), config.get("value.converter.schemas.enable"))
+    return Engine(source, sink, converter, offset_store(config),
+                  flush_interval_s=config.get("offset.flush.interval.ms") / 1000)
+
+
+class _SplitConverter(JsonConverter):
+    """Different ``schemas.enable`` for keys and values."""
+
+    def __init__(self, key_schemas: bool, value_schemas: bool) -> None:
+        super().__init__(value_schemas)
+        self._key = JsonConverter(key_schemas)
+
+    def to_record(self, event):  # type: ignore[no-untyped-def]
+        record = super().to_record(event)
+        record.key = None if event.key is None else self._key.serialize(event.key_schema, event.key)
+        return record

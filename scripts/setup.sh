@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Install the project (editable, with test extras) and start the local servers the tests use.
+# Idempotent; safe to run again. Servers: PostgreSQL always; MariaDB and Kafka when their
+# scripts exist (CDC_SKIP_MARIADB=1 / CDC_SKIP_KAFKA=1 leave them out).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python=${PYTHON:-python3}
+extras="dev"
+[ -f cdc/sources/mysql/ddl.py ] && extras="$extras,mysql"
+[ -f cdc/sinks/kafka.py ] && extras="$extras,kafka"
+"$python" -m pip install -q --disable-pip-version-check -e ".[$extras]" 2>&1 | grep -v "Running pip as the 'root' user" || true
+bash scripts/postgres.sh start
+if [ -x scripts/mariadb.sh ] && [ "${CDC_SKIP_MARIADB:-0}" != 1 ]; then bash scripts/mariadb.sh start; fi
+if [ -x scripts/kafka.sh ] && [ "${CDC_SKIP_KAFKA:-0}" != 1 ]; then bash scripts/kafka.sh start; fi

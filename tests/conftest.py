@@ -1,0 +1,75 @@
+"""Shared fixtures: servers are found through an environment variable, then a locally started
+server (scripts/*.sh), and only then containers (testcontainers, for users with Docker)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT.parent / "shared" / "reference"
+
+
+def _local_postgres() -> str | None:
+    script = ROOT / "scripts" / "postgres.sh"
+    try:
+        subprocess.run(["bash", str(script), "start"], check=True, capture_output=True, timeout=600)
+    except (subprocess.SubprocessError, OSError):
+        return None
+    return subprocess.run(["bash", str(script), "dsn"], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _container_postgres() -> str | None:  # pragma: no cover - needs Docker
+    try:
+        from testcontainers.postgres import PostgresContainer  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    try:
+        container = PostgresContainer("postgres:16").with_command("postgres -c wal_level=logical")
+        container.start()
+    except Exception:  # noqa: BLE001
+        return None
+    return container.get_connection_url().replace("postgresql+psycopg2", "postgresql")
+
+
+@pytest.fixture(scope="session")
+def pg_admin_dsn() -> str:
+    dsn = os.environ.get("CDC_TEST_PG_DSN") or _local_postgres() or _container_postgres()
+    if not dsn:
+        pytest.skip("no PostgreSQL: set CDC_TEST_PG_DSN, or let scripts/postgres.sh install one (needs root)")
+    return dsn
+
+
+@pytest.fixture()
+def pg_db(pg_admin_dsn: str) -> Iterator[dict[str, str]]:
+    """A fresh database per test; yields its connection properties (Debezium names)."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    name = "t_" + uuid.uuid4().hex[:10]
+    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    params = conninfo_to_dict(pg_admin_dsn)
+    props = {
+        "database.hostname": params.get("host", "127.0.0.1"),
+        "database.port": str(params.get("port", 5432)),
+        "database.user": params.get("user", "postgres"),
+        "database.dbname": name,
+        "dsn": make_conninfo(pg_admin_dsn, dbname=name),
+    }
+    if params.get("password"):
+        props["database.password"] = params["password"]
+    yield props
+    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
+        for (slot,) in conn.execute("SELECT slot_name FROM pg_replication_slots WHERE database = %s", (name,)).fetchall():
+            conn.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = %s AND active", (slot,))
+        for (slot,) in conn.execute("SELECT slot_name FROM pg_replication_slots WHERE database = %s", (name,)).fetchall():
+            try:
+                conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
+            except psycopg.Error:
+                pass
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
