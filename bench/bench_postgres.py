@@ -1,0 +1,150 @@
+"""PostgreSQL benchmarks, each printed as a ratio against a reference measured in the same run.
+
+    python bench/bench_postgres.py stream   [--rows 200000]   ours -> file sink vs pg_recvlogical (twin slot)
+    python bench/bench_postgres.py snapshot [--rows 200000]   ours -> file sink vs COPY (SELECT ...) TO STDOUT
+    python bench/bench_postgres.py memory   [--rows 1000000]  one big transaction streamed: peak RSS
+    add --profile to write a pyinstrument profile of our side (bench/profile-<mode>.html)
+
+Targets (aims, not gates): stream >= 0.5, snapshot >= 0.25, memory < 300 MB.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psycopg
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import peak_rss_mb, pg_bin, scratch_database  # noqa: E402
+from cdc.config import CORE_OPTIONS, Config  # noqa: E402
+from cdc.core.converters import JsonConverter  # noqa: E402
+from cdc.core.offsets import MemoryOffsetStore  # noqa: E402
+from cdc.engine import Engine  # noqa: E402
+from cdc.sinks.files import FileSink  # noqa: E402
+from cdc.sources.postgres.source import PostgresSource  # noqa: E402
+
+TABLE = """CREATE TABLE bench (id bigint PRIMARY KEY, name text NOT NULL, amount numeric(12,2),
+           created timestamptz NOT NULL, flag boolean, note varchar(64))"""
+
+
+def load(conn: psycopg.Connection, rows: int, per_tx: int) -> None:
+    for start in range(0, rows, per_tx):
+        conn.execute(
+            "INSERT INTO bench SELECT g, 'name-' || g, g * 1.25, now(), g % 2 = 0, 'note' "
+            "FROM generate_series(%s::bigint, %s::bigint) g", (start + 1, min(start + per_tx, rows)))
+
+
+class CountingEngine(Engine):
+    """Stops once ``target`` events were written and acknowledged."""
+
+    def __init__(self, *args, target: int, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.target = target
+
+    def _commit(self, offset):  # type: ignore[no-untyped-def]
+        super()._commit(offset)
+        if self.events_written >= self.target:
+            self.stop()
+
+
+def run_ours(props: dict[str, str], out: Path, target: int, mode: str, profile: str | None) -> float:
+    config = Config({**{k: v for k, v in props.items() if k != "dsn"}, "topic.prefix": "bench",
+                     "snapshot.mode": mode, "slot.name": "bench_cdc", "publication.name": "bench_pub",
+                     "sink.files.directory": str(out), "tombstones.on.delete": "false",
+                     "snapshot.progress": "off"}).declare(CORE_OPTIONS)
+    engine = CountingEngine(PostgresSource(config), FileSink(config), JsonConverter(True), MemoryOffsetStore(),
+                            flush_interval_s=0.5, target=target)
+    profiler = None
+    if profile:
+        from pyinstrument import Profiler
+
+        profiler = Profiler()
+        profiler.start()
+    started = time.perf_counter()
+    engine.run()
+    elapsed = time.perf_counter() - started
+    if profiler is not None:
+        profiler.stop()
+        Path(profile).write_text(profiler.output_html())
+        print(profiler.output_text(unicode=False, color=False, show_all=False)[:6000])
+    assert engine.events_written >= target, engine.events_written
+    return elapsed
+
+
+def stream(rows: int, profile: bool) -> None:
+    with scratch_database() as props, tempfile.TemporaryDirectory() as tmp:
+        dsn = props["dsn"]
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(TABLE)
+            conn.execute("CREATE PUBLICATION bench_pub FOR ALL TABLES")
+            conn.execute("SELECT pg_create_logical_replication_slot('bench_cdc', 'pgoutput')")
+            conn.execute("SELECT pg_create_logical_replication_slot('bench_ref', 'pgoutput')")
+            load(conn, rows, 1000)
+            end = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()[0]
+        started = time.perf_counter()
+        subprocess.run([str(pg_bin() / "pg_recvlogical"), "-d", dsn, "--slot", "bench_ref", "--start",
+                        "--endpos", end, "-o", "proto_version=1", "-o", "publication_names=bench_pub",
+                        "--no-loop", "-f", "/dev/null"], check=True)
+        reference = time.perf_counter() - started
+        ours = run_ours(props, Path(tmp) / "out", rows, "no_data", "bench/profile-stream.html" if profile else None)
+    report("stream", rows, ours, reference, "pg_recvlogical")
+
+
+def snapshot(rows: int, profile: bool) -> None:
+    with scratch_database() as props, tempfile.TemporaryDirectory() as tmp:
+        dsn = props["dsn"]
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(TABLE)
+            load(conn, rows, 50_000)
+            conn.execute("VACUUM ANALYZE bench")
+        started = time.perf_counter()
+        subprocess.run([str(pg_bin() / "psql"), dsn, "-q", "-c", "COPY (SELECT * FROM bench) TO STDOUT"],
+                       check=True, stdout=subprocess.DEVNULL)
+        reference = time.perf_counter() - started
+        ours = run_ours(props, Path(tmp) / "out", rows, "initial_only", "bench/profile-snapshot.html" if profile else None)
+    report("snapshot", rows, ours, reference, "COPY TO STDOUT (psql)")
+
+
+def memory(rows: int) -> None:
+    with scratch_database() as props, tempfile.TemporaryDirectory() as tmp:
+        with psycopg.connect(props["dsn"], autocommit=True) as conn:
+            conn.execute(TABLE)
+            conn.execute("CREATE PUBLICATION bench_pub FOR ALL TABLES")
+            conn.execute("SELECT pg_create_logical_replication_slot('bench_cdc', 'pgoutput')")
+            load(conn, rows, rows)  # one transaction
+        baseline = peak_rss_mb()
+        ours = run_ours(props, Path(tmp) / "out", rows, "no_data", None)
+        print(f"memory: {rows} rows in one transaction streamed in {ours:.1f} s "
+              f"({rows / ours:,.0f} rows/s); peak RSS {peak_rss_mb():.0f} MB (before the run {baseline:.0f} MB); "
+              f"target < 300 MB")
+
+
+def report(name: str, rows: int, ours: float, reference: float, what: str) -> None:
+    print(f"{name}: {rows} rows; ours {ours:.2f} s = {rows / ours:,.0f} rows/s; "
+          f"{what} {reference:.2f} s = {rows / reference:,.0f} rows/s; ratio {reference / ours:.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", choices=("stream", "snapshot", "memory", "all"))
+    parser.add_argument("--rows", type=int)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    if shutil.which("psql") is None:
+        sys.exit("psql is needed (scripts/postgres.sh installs it)")
+    if args.mode in ("stream", "all"):
+        stream(args.rows or 200_000, args.profile)
+    if args.mode in ("snapshot", "all"):
+        snapshot(args.rows or 200_000, args.profile)
+    if args.mode in ("memory", "all"):
+        memory(args.rows or 1_000_000)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""Shared set-up for the benchmarks: a scratch database on the local PostgreSQL."""
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import time
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def admin_dsn() -> str:
+    dsn = os.environ.get("CDC_TEST_PG_DSN")
+    if dsn:
+        return dsn
+    subprocess.run(["bash", str(ROOT / "scripts" / "postgres.sh"), "start"], check=True, capture_output=True)
+    return subprocess.run(["bash", str(ROOT / "scripts" / "postgres.sh"), "dsn"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def pg_bin() -> Path:
+    out = subprocess.run(["bash", str(ROOT / "scripts" / "postgres.sh"), "bin"], capture_output=True, text=True)
+    return Path(out.stdout.strip() or "/usr/lib/postgresql/15/bin")
+
+
+@contextmanager
+def scratch_database() -> Iterator[dict[str, str]]:
+    admin = admin_dsn()
+    name = "bench_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    params = conninfo_to_dict(admin)
+    props = {"database.hostname": params.get("host", "127.0.0.1"), "database.port": str(params.get("port", 5432)),
+             "database.user": params.get("user", "postgres"), "database.dbname": name,
+             "dsn": make_conninfo(admin, dbname=name)}
+    try:
+        yield props
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            for (slot,) in conn.execute("SELECT slot_name FROM pg_replication_slots WHERE database = %s", (name,)).fetchall():
+                conn.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name=%s AND active", (slot,))
+                time.sleep(0.2)
+                conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
