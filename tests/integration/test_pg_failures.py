@@ -136,7 +136,7 @@ def test_kill_9_mid_stream_then_restart_loses_nothing(pg_db: dict[str, str], tmp
     def writer() -> None:
         with psycopg.connect(pg_db["dsn"], autocommit=True) as conn:
             n = 0
-            while not stop.is_set() and n < 400:
+            while not stop.is_set() and n < 4000:
                 with conn.transaction():
                     for _ in range(10):
                         n += 1
@@ -153,8 +153,10 @@ def test_kill_9_mid_stream_then_restart_loses_nothing(pg_db: dict[str, str], tmp
                 time.sleep(0.1)
         thread = threading.Thread(target=writer)
         thread.start()
+        deadline = time.monotonic() + 60
         while len(_file_ids(out)) < 500:
             assert first.poll() is None, first.stderr.read().decode()
+            assert time.monotonic() < deadline, "the first run delivered too little"
             time.sleep(0.02)
         os.kill(first.pid, signal.SIGKILL)
         first.wait()

@@ -511,11 +511,9 @@ class PostgresSource:
             return
         after = state.row(message.new)
         before = state.row(message.old) if message.old is not None else None
-        if before is not None and message.old_kind == "K":
-            # REPLICA IDENTITY DEFAULT/INDEX: only the key columns were sent.
-            before = {name: (value if name in state.key_names else None) for name, value in before.items()} \
-                if state.key_names else before
-        if before is not None and state.key_names and state.key_values(before) != state.key_values(after):
+        old_key = state.key_values(before)
+        if old_key is not None and any(v is not None for v in old_key) and old_key != state.key_values(after):
+            # The key changed (the old tuple carries it when it is part of the replica identity).
             delete_block = tx.block(state.qualified) if tx is not None else None
             create_block = tx.block(state.qualified) if tx is not None else None
             events.extend(envelope.key_change(before, after, source, dict(source), delete_block, create_block,
