@@ -16,19 +16,27 @@ INSERT INTO customers (name, email, balance, joined) VALUES
   ('Ada', 'ada@example.com', 120.50, '2024-01-02'), ('Grace', 'grace@example.com', 99.99, '2024-03-04');
 SQL
 rm -rf out/demo
-cdc postgres --database-hostname 127.0.0.1 --database-port "$port" --database-user postgres \
+cdc -v postgres --database-hostname 127.0.0.1 --database-port "$port" --database-user postgres \
   --database-dbname cdc_demo --topic-prefix demo --slot-name cdc_demo --publication-name cdc_demo \
-  --slot-drop-on-stop true --output out/demo --offsets out/demo/offsets.json -v &
+  --decimal-handling-mode string --slot-drop-on-stop true --output out/demo --offsets out/demo/offsets.json &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
 # the snapshot (op r) of the two rows, then streamed changes
-for _ in $(seq 1 100); do [ -s out/demo/demo.public.customers.jsonl ] && break; sleep 0.2; done
+wait_for() {  # wait_for N: until the customers topic has N events (or cdc died)
+  for _ in $(seq 1 150); do
+    kill -0 $pid 2>/dev/null || { echo "cdc stopped unexpectedly" >&2; exit 1; }
+    [ "$(cat out/demo/demo.public.customers.jsonl 2>/dev/null | wc -l)" -ge "$1" ] && return 0
+    sleep 0.2
+  done
+  echo "timed out waiting for events" >&2; exit 1
+}
+wait_for 2
 psql -q "$db" <<'SQL'
 INSERT INTO customers (name, email, balance, joined) VALUES ('Linus', 'linus@example.com', 0, '2024-05-06');
 UPDATE customers SET balance = balance + 10 WHERE name = 'Ada';
 DELETE FROM customers WHERE name = 'Grace';
 SQL
-for _ in $(seq 1 100); do [ "$(wc -l < out/demo/demo.public.customers.jsonl)" -ge 6 ] && break; sleep 0.2; done
+wait_for 6
 kill -INT $pid; wait $pid || true
 trap - EXIT
 echo
