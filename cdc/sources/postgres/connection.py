@@ -53,7 +53,11 @@ class ConnectionSettings:
     def conninfo(self, **extra: str) -> str:
         params = dict(
             host=self.host, port=self.port, user=self.user, dbname=self.dbname,
-            sslmode=self.sslmode, application_name="cdc", connect_timeout=10, **extra,
+            sslmode=self.sslmode, application_name="cdc", connect_timeout=10,
+            # Pin what shapes the text form of values: the converters in types.py parse it.
+            options="-c DateStyle=ISO -c IntervalStyle=postgres -c TimeZone=UTC -c bytea_output=hex "
+                    "-c extra_float_digits=1",
+            **extra,
         )
         if self.password:
             params["password"] = self.password
