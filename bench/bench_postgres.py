@@ -36,7 +36,7 @@ TABLE = """CREATE TABLE bench (id bigint PRIMARY KEY, name text NOT NULL, amount
 def load(conn: psycopg.Connection, rows: int, per_tx: int) -> None:
     for start in range(0, rows, per_tx):
         conn.execute(
-            "INSERT INTO bench SELECT g, 'name-' || g, g * 1.25, now(), g % 2 = 0, 'note' "
+            "INSERT INTO bench SELECT g, 'name-' || g, g * 1.25, now(), g %% 2 = 0, 'note' "
             "FROM generate_series(%s::bigint, %s::bigint) g", (start + 1, min(start + per_tx, rows)))
 
 

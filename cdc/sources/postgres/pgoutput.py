@@ -204,38 +204,38 @@ class _Reader:
         return self.unpack(_U32)[0] if in_stream else None
 
     def tuple_data(self) -> TupleData:
+        # The hot path: one call per row, locals only, text columns first.
         data = self.data
         pos = self.pos
+        size = len(data)
+        unpack_i32 = _I32.unpack_from
         try:
-            (count,) = _I16.unpack_from(data, pos)
+            count = (data[pos] << 8) | data[pos + 1]
             pos += 2
-            values = []
-            append = values.append
-            for _ in range(count):
+            values = [None] * count
+            for i in range(count):
                 kind = data[pos]
-                pos += 1
                 if kind == 0x74:  # 't' text
-                    (length,) = _I32.unpack_from(data, pos)
-                    pos += 4
-                    end = pos + length
-                    if end > len(data):
+                    length = unpack_i32(data, pos + 1)[0]
+                    start = pos + 5
+                    pos = start + length
+                    if pos > size:
                         raise IndexError
-                    append(data[pos:end].decode("utf-8"))
-                    pos = end
-                elif kind == 0x6E:  # 'n' null
-                    append(None)
+                    values[i] = data[start:pos].decode()
+                elif kind == 0x6E:  # 'n' null (the list holds None already)
+                    pos += 1
                 elif kind == 0x75:  # 'u' unchanged TOAST
-                    append(UNCHANGED_TOAST)
+                    values[i] = UNCHANGED_TOAST
+                    pos += 1
                 elif kind == 0x62:  # 'b' binary
-                    (length,) = _I32.unpack_from(data, pos)
-                    pos += 4
-                    end = pos + length
-                    if end > len(data):
+                    length = unpack_i32(data, pos + 1)[0]
+                    start = pos + 5
+                    pos = start + length
+                    if pos > size:
                         raise IndexError
-                    append(bytes(data[pos:end]))
-                    pos = end
+                    values[i] = data[start:pos]
                 else:
-                    self.pos = pos - 1
+                    self.pos = pos
                     raise self.fail(f"unknown tuple column kind {chr(kind)!r}")
         except (IndexError, struct.error):
             self.pos = pos

@@ -201,10 +201,13 @@ def field_schema(pg_type: PgType, typmod: int, optional: bool, modes: TypeModes)
 
 # ---- converters -----------------------------------------------------------------------------
 
+_b64 = base64.b64encode
+
+
 def _unscaled_bytes(unscaled: int) -> str:
     """Two's-complement big-endian bytes of the smallest width, base64 (Connect's Decimal)."""
     length = (unscaled + (unscaled < 0)).bit_length() // 8 + 1
-    return base64.b64encode(unscaled.to_bytes(length, "big", signed=True)).decode()
+    return _b64(unscaled.to_bytes(length, "big", signed=True)).decode()
 
 
 _SPECIAL_FLOATS = {"NaN": "NaN", "Infinity": "Infinity", "-Infinity": "-Infinity"}
@@ -239,6 +242,10 @@ def _decimal_converter(scale: int | None, mode: str) -> Converter:
         return variable
 
     def fixed(text: str) -> Any:
+        # numeric(p,s) prints exactly s fraction digits: drop the point to get the unscaled value.
+        whole, dot, fraction = text.partition(".")
+        if len(fraction) == scale and whole.lstrip("-").isdigit() and (not fraction or fraction.isdigit()):
+            return _unscaled_bytes(int(whole + fraction))
         try:
             value = Decimal(text)
         except InvalidOperation:
@@ -403,7 +410,16 @@ def _zoned_time(text: str) -> str:
 
 
 def _zoned_timestamp_converter(digits: int) -> Converter:
+    pad = "0" * digits
+
     def convert(text: str) -> str:
+        # Fast path: the connection pins TimeZone=UTC, so the text is 'YYYY-MM-DD hh:mm:ss[.f]+00'.
+        if text.endswith("+00") and text[10:11] == " " and text[4:5] == "-":
+            clock = text[11:-3]
+            seconds, dot, fraction = clock.partition(".")
+            if digits > 0:
+                return f"{text[:10]}T{seconds}.{(fraction + pad)[:digits]}Z"
+            return f"{text[:10]}T{seconds}Z"
         if text in ("infinity", "-infinity"):
             return text
         micros = timestamp_micros(text)
