@@ -54,6 +54,7 @@ class PgType:
     element: "PgType | None" = None
     base: "PgType | None" = None
     schema: str = "pg_catalog"
+    base_typmod: int = -1  # a domain's typmod over its base type, e.g. numeric(10,2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,15 +117,18 @@ def _numeric_precision_scale(typmod: int) -> tuple[int, int] | None:
     return (packed >> 16) & 0xFFFF, packed & 0xFFFF
 
 
-def _resolve(pg_type: PgType) -> PgType:
+def _resolve(pg_type: PgType, typmod: int = -1) -> tuple[PgType, int]:
+    """A domain's base type (and the domain's typmod when the column has none)."""
     while pg_type.typtype == "d" and pg_type.base is not None:
+        if typmod < 0:
+            typmod = pg_type.base_typmod
         pg_type = pg_type.base
-    return pg_type
+    return pg_type, typmod
 
 
 def field_schema(pg_type: PgType, typmod: int, optional: bool, modes: TypeModes) -> dict[str, Any]:
     """The Connect schema of a column as Debezium's JSON converter prints it (without "field")."""
-    t = _resolve(pg_type)
+    t, typmod = _resolve(pg_type, typmod)
     name = t.name
     if t.element is not None and (t.category == "A" or name.startswith("_")):
         return {"type": "array", "items": field_schema(t.element, typmod, True, modes), "optional": optional}
@@ -560,7 +564,7 @@ def _bool(text: str) -> bool:
 
 def text_converter(pg_type: PgType, typmod: int, modes: TypeModes) -> Converter:
     """The function from a column's text output to the JSON-ready value Debezium writes."""
-    t = _resolve(pg_type)
+    t, typmod = _resolve(pg_type, typmod)
     name = t.name
     if t.element is not None and (t.category == "A" or name.startswith("_")):
         return _array_converter(text_converter(t.element, typmod, modes))
@@ -603,7 +607,7 @@ def text_converter(pg_type: PgType, typmod: int, modes: TypeModes) -> Converter:
 # ---- catalog --------------------------------------------------------------------------------
 
 _TYPE_SQL = """
-SELECT t.oid, t.typname, t.typcategory, t.typtype, t.typelem, t.typbasetype, n.nspname,
+SELECT t.oid, t.typname, t.typcategory, t.typtype, t.typelem, t.typbasetype, n.nspname, t.typtypmod,
        COALESCE((SELECT array_agg(e.enumlabel ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = t.oid),
                 '{}')
 FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
@@ -652,12 +656,12 @@ class TypeRegistry:
         row = rows.get(oid)
         if row is None:
             return PgType(oid, f"oid{oid}", "X", "b")
-        _, name, category, typtype, elem, base, schema, labels = row
+        _, name, category, typtype, elem, base, schema, base_typmod, labels = row
         category = category if isinstance(category, str) else bytes(category).decode()
         typtype = typtype if isinstance(typtype, str) else bytes(typtype).decode()
         element = self._build(elem, rows) if elem and category == "A" else None
         base_type = self._build(base, rows) if base and typtype == "d" else None
-        pg_type = PgType(oid, name, category, typtype, tuple(labels or ()), element, base_type, schema)
+        pg_type = PgType(oid, name, category, typtype, tuple(labels or ()), element, base_type, schema, base_typmod)
         self._types[oid] = pg_type
         return pg_type
 
