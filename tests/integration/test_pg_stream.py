@@ -165,3 +165,17 @@ def test_unchanged_toast_value_gets_the_placeholder(pg_db: dict[str, str], tmp_p
         sql(pg_db, "UPDATE big SET n = 1")
         got = p.wait_count(1, topic="dbz.public.big")
     assert got[0]["value"]["payload"]["after"] == {"id": 1, "n": 1, "body": "__debezium_unavailable_value"}
+
+
+def test_filtered_publication_holds_only_the_included_tables(pg_db: dict[str, str], tmp_path: Path) -> None:
+    sql(pg_db, "CREATE TABLE a (id int PRIMARY KEY)", "CREATE TABLE b (id int PRIMARY KEY)")
+    props = {**pg_db, "snapshot.mode": "no_data", "publication.autocreate.mode": "filtered",
+             "table.include.list": "public.a"}
+    with Pipeline(props, tmp_path / "o.json") as p:
+        p.wait_ready()
+        sql(pg_db, "INSERT INTO b VALUES (1)", "INSERT INTO a VALUES (1)")
+        got = p.wait_count(1)
+    assert [r["topic"] for r in got] == ["dbz.public.a"]
+    with psycopg.connect(pg_db["dsn"]) as conn:
+        tables = conn.execute("SELECT tablename FROM pg_publication_tables WHERE pubname = 'cdc_test_pub'").fetchall()
+    assert tables == [("a",)]
