@@ -115,8 +115,9 @@ class TableEnvelope:
         key: dict[str, Any] | None = None,
         headers: list[tuple[str, ConnectSchema | None, Any]] | None = None,
         position: tuple[int, ...] = (),
+        ts: tuple[int, int, int] | None = None,
     ) -> ChangeEvent:
-        ms, us, ns = now_ts()
+        ms, us, ns = ts or now_ts()
         value = {
             BEFORE: before,
             AFTER: after,

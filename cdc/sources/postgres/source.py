@@ -286,19 +286,22 @@ class PostgresSource:
                 names = [c.name for c in table.columns]
                 for rows in copy_rows(conn, table.schema, table.name, names, batch_rows=fetch):
                     events: list[ChangeEvent] = []
-                    ts_us = time.time_ns() // 1000
+                    ts = now_ts()
+                    # One source block per batch; rows flagged first/last get their own copy.
+                    shared = source_block(self.prefix, self.settings.dbname, table.schema, table.name,
+                                          ts_us=ts[1], snapshot="true", tx_id=xmin, lsn=lsn)
                     envelope = state.envelope
+                    row = state.row
                     for values in rows:
                         seq += 1
-                        source = source_block(self.prefix, self.settings.dbname, table.schema, table.name,
-                                              ts_us=ts_us, snapshot="true", tx_id=xmin, lsn=lsn)
+                        source = shared
                         if first_overall:
-                            source["snapshot"] = "first"
+                            source = {**shared, "snapshot": "first"}
                             first_overall = False
                         elif first_in_table:
-                            source["snapshot"] = "first_in_data_collection"
+                            source = {**shared, "snapshot": "first_in_data_collection"}
                         first_in_table = False
-                        event = envelope.event(OP_READ, None, state.row(values), source, position=(lsn, 0, seq))
+                        event = envelope.event(OP_READ, None, row(values), source, position=(lsn, 0, seq), ts=ts)
                         if pending is not None:
                             events.append(pending)
                         pending = event
@@ -308,7 +311,7 @@ class PostgresSource:
                     if self._stopping:
                         raise SourceError("stopped during the snapshot; it starts again on the next run")
                 if pending is not None and pending.table_id == table.qualified and pending.value["source"]["snapshot"] != "first":
-                    pending.value["source"]["snapshot"] = "last_in_data_collection"
+                    pending.value["source"] = {**pending.value["source"], "snapshot": "last_in_data_collection"}
                 progress.done()
             conn.execute("COMMIT")
         finally:
@@ -316,7 +319,7 @@ class PostgresSource:
         self._position = {"lsn": lsn, "txId": None, "ts_usec": time.time_ns() // 1000,
                           "snapshot_completed": True, **({"snapshot_only": True} if final else {})}
         if pending is not None:
-            pending.value["source"]["snapshot"] = "last"
+            pending.value["source"] = {**pending.value["source"], "snapshot": "last"}
         yield Batch([pending] if pending is not None else [], dict(self._position))
 
     # ---- streaming --------------------------------------------------------------------------
