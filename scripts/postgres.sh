@@ -34,6 +34,10 @@ as_pg() { runuser -u postgres -- "$@"; }
 
 start() {
   install
+  if "$bin/pg_isready" -q -h 127.0.0.1 -p "$port"; then
+    echo "PostgreSQL already accepting connections on port $port: using it" >&2
+    return 0
+  fi
   mkdir -p "$dir" "$sock"
   chown -R postgres:postgres "$dir"
   if [ ! -f "$data/PG_VERSION" ]; then
