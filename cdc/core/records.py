@@ -54,3 +54,6 @@ class Batch:
 
     events: list[ChangeEvent] = field(default_factory=list)
     offset: dict[str, Any] | None = None
+    # True when the source has handed over everything the log held when it looked: a bounded
+    # reader (Spark's micro-batches) may end its batch here.
+    caught_up: bool = False

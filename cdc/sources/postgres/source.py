@@ -259,6 +259,17 @@ class PostgresSource:
         log.info("created replication slot %s at %s", self.slot, po.format_lsn(lsn))
         return lsn, snapshot.decode() if snapshot else None
 
+    def table_schema(self, qualified: str) -> dict[str, Any]:
+        """The Connect struct schema of one captured table's rows (``before``/``after``)."""
+        conn = self._catalog_conn()
+        cat.server_checks(conn, self.settings.user)
+        for table in cat.read_tables(conn):
+            if table.qualified == qualified:
+                state = self._table_state(table, [RelationColumn(c.name, c.type_oid, c.typmod) for c in table.columns])
+                return state.envelope.row_schema
+        raise SourceError(f"table {qualified!r} does not exist in database {self.settings.dbname!r}",
+                          fix="check the table option (schema.table)")
+
     # ---- snapshot ---------------------------------------------------------------------------
 
     def _snapshot(self, tables: list[cat.CatalogTable], snapshot_name: str | None, lsn: int, final: bool) -> Iterator[Batch]:
@@ -420,7 +431,9 @@ class PostgresSource:
                     events.append(self._heartbeat())
                     self._run_heartbeat_query()
                 if events or data is IDLE:
-                    yield self._handover(events, offset_here(last_change if in_tx else None))
+                    batch = self._handover(events, offset_here(last_change if in_tx else None))
+                    batch.caught_up = not in_tx
+                    yield batch
                     events = []
                 if self._stopping:
                     return

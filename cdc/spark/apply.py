@@ -1,0 +1,213 @@
+"""Fold a micro-batch of change events into a table: SCD type 1 or type 2.
+
+    events (op, before, after, _position, ...)
+      -> events after the last truncate in the batch (a truncate clears the table first)
+      -> key = coalesce(after.k, before.k)
+      SCD1: the latest event per key by sequence; deletes remove, others upsert
+      SCD2: every version a row with valid_from / valid_to / is_current; deletes close
+
+As a Delta Lake MERGE when Delta is on the classpath (new columns are added to the target
+first, so a column added at the source appears in the table); otherwise plain Parquet,
+rewritten into a new folder that replaces the old one (fine for a local run, not for
+concurrent readers). Replaying a micro-batch leaves the same table: upserts are by key and
+SCD2 versions by (key, valid_from).
+"""
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from cdc.spark.session import delta_available
+
+VALID_FROM = "valid_from"
+VALID_TO = "valid_to"
+IS_CURRENT = "is_current"
+
+
+def changes_applier(target: str, keys: Sequence[str], **kwargs: Any) -> Callable[[DataFrame, int], None]:
+    """A ``foreachBatch`` function: ``stream.writeStream.foreachBatch(changes_applier(path, ["id"]))``."""
+    def apply(batch: DataFrame, batch_id: int) -> None:
+        apply_changes(batch, target, keys, **kwargs)
+    return apply
+
+
+def apply_changes(
+    events: DataFrame,
+    target: str,
+    keys: Sequence[str],
+    sequence_by: str = "_position",
+    *,
+    scd_type: int = 1,
+    format: str | None = None,
+) -> None:
+    """Apply one batch of events (columns ``op``, ``before``, ``after``, ``sequence_by``) to the
+    table at path ``target``. ``format``: "delta" or "parquet" (default: delta when available)."""
+    if scd_type not in (1, 2):
+        raise ValueError("scd_type must be 1 or 2")
+    spark = events.sparkSession
+    fmt = format or ("delta" if delta_available(spark) else "parquet")
+    events = events.persist()  # read several times below (Delta's MERGE reads its source twice)
+    try:
+        if events.isEmpty():
+            return
+        truncated_at = events.where(F.col("op") == "t").agg(F.max(sequence_by)).first()[0]
+        if truncated_at is not None:
+            _truncate(spark, target, fmt, scd_type, truncated_at)
+            events = events.where(F.col(sequence_by) > truncated_at)
+        changes = events.where(F.col("op").isin("c", "u", "d", "r"))
+        columns = [f.name for f in events.schema["after"].dataType.fields]
+        missing = [k for k in keys if k not in columns]
+        if missing:
+            raise ValueError(f"key columns {missing} are not columns of the events ({columns})")
+        flat = changes.select(
+            *[F.coalesce(F.col(f"after.{k}"), F.col(f"before.{k}")).alias(k) for k in keys],
+            *[F.col(f"after.{c}").alias(c) for c in columns if c not in keys],
+            F.col("op").alias("_op"), F.col(sequence_by).alias("_seq"),
+        )
+        if scd_type == 1:
+            latest = flat.withColumn("_rn", F.row_number().over(
+                Window.partitionBy(*keys).orderBy(F.col("_seq").desc()))).where("_rn = 1").drop("_rn")
+            (_merge_delta_scd1 if fmt == "delta" else _merge_parquet_scd1)(spark, target, latest, keys, columns)
+        else:
+            (_merge_delta_scd2 if fmt == "delta" else _merge_parquet_scd2)(spark, target, flat, keys, columns)
+    finally:
+        events.unpersist()
+
+
+# ---- Delta ------------------------------------------------------------------------------------
+
+def _delta_exists(spark: SparkSession, target: str) -> bool:
+    from delta.tables import DeltaTable
+
+    return DeltaTable.isDeltaTable(spark, target)
+
+
+def _add_new_columns(spark: SparkSession, target: str, source: DataFrame, columns: Sequence[str]) -> None:
+    existing = set(spark.read.format("delta").load(target).columns)
+    new = [f for f in source.schema.fields if f.name in columns and f.name not in existing]
+    if new:
+        spec = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in new)
+        spark.sql(f"ALTER TABLE delta.`{target}` ADD COLUMNS ({spec})")
+
+
+def _merge_delta_scd1(spark: SparkSession, target: str, latest: DataFrame, keys: Sequence[str],
+                      columns: Sequence[str]) -> None:
+    from delta.tables import DeltaTable
+
+    data_columns = list(keys) + [c for c in columns if c not in keys]
+    if not _delta_exists(spark, target):
+        latest.where("_op != 'd'").select(*data_columns).write.format("delta").save(target)
+        return
+    _add_new_columns(spark, target, latest, data_columns)
+    condition = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
+    values = {f"`{c}`": f"s.`{c}`" for c in data_columns}
+    (DeltaTable.forPath(spark, target).alias("t").merge(latest.alias("s"), condition)
+     .whenMatchedDelete(condition="s._op = 'd'")
+     .whenMatchedUpdate(condition="s._op != 'd'", set=values)
+     .whenNotMatchedInsert(condition="s._op != 'd'", values=values)
+     .execute())
+
+
+def _versions(flat: DataFrame, keys: Sequence[str], columns: Sequence[str]) -> DataFrame:
+    """One row per non-delete event, valid until the next event of its key."""
+    window = Window.partitionBy(*keys).orderBy("_seq")
+    data_columns = list(keys) + [c for c in columns if c not in keys]
+    return (flat.withColumn(VALID_TO, F.lead("_seq").over(window))
+            .where("_op != 'd'")
+            .select(*data_columns, F.col("_seq").alias(VALID_FROM), VALID_TO,
+                    F.col(VALID_TO).isNull().alias(IS_CURRENT)))
+
+
+def _merge_delta_scd2(spark: SparkSession, target: str, flat: DataFrame, keys: Sequence[str],
+                      columns: Sequence[str]) -> None:
+    from delta.tables import DeltaTable
+
+    versions = _versions(flat, keys, columns)
+    if not _delta_exists(spark, target):
+        versions.write.format("delta").save(target)
+        return
+    _add_new_columns(spark, target, versions, versions.columns)
+    first = flat.groupBy(*keys).agg(F.min("_seq").alias("_first"))
+    key_match = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
+    table = DeltaTable.forPath(spark, target)
+    (table.alias("t").merge(first.alias("s"), f"{key_match} AND t.{IS_CURRENT} AND t.{VALID_FROM} < s._first")
+     .whenMatchedUpdate(set={VALID_TO: "s._first", IS_CURRENT: "false"}).execute())
+    (table.alias("t").merge(versions.alias("s"), f"{key_match} AND t.{VALID_FROM} = s.{VALID_FROM}")
+     .whenNotMatchedInsert(values={f"`{c}`": f"s.`{c}`" for c in versions.columns}).execute())
+
+
+# ---- Parquet fallback -------------------------------------------------------------------------
+
+def _read_parquet(spark: SparkSession, target: str) -> DataFrame | None:
+    if not (Path(target) / "_SUCCESS").exists() and not list(Path(target).glob("*.parquet")):
+        return None
+    return spark.read.parquet(target)
+
+
+def _replace_parquet(result: DataFrame, target: str) -> None:
+    """Write next to the target, then swap folders: the old files are read until the swap."""
+    path = Path(target)
+    staging = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}")
+    result.write.parquet(str(staging))
+    old = path.with_name(f".{path.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if path.exists():
+        path.rename(old)
+    staging.rename(path)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _merge_parquet_scd1(spark: SparkSession, target: str, latest: DataFrame, keys: Sequence[str],
+                        columns: Sequence[str]) -> None:
+    data_columns = list(keys) + [c for c in columns if c not in keys]
+    upserts = latest.where("_op != 'd'").select(*data_columns)
+    existing = _read_parquet(spark, target)
+    if existing is None:
+        result = upserts
+    else:
+        kept = existing.join(latest.select(*keys), on=list(keys), how="left_anti")
+        result = kept.unionByName(upserts, allowMissingColumns=True)
+    _replace_parquet(result.localCheckpoint(), target)
+
+
+def _merge_parquet_scd2(spark: SparkSession, target: str, flat: DataFrame, keys: Sequence[str],
+                        columns: Sequence[str]) -> None:
+    versions = _versions(flat, keys, columns)
+    existing = _read_parquet(spark, target)
+    if existing is None:
+        _replace_parquet(versions.localCheckpoint(), target)
+        return
+    first = flat.groupBy(*keys).agg(F.min("_seq").alias("_first"))
+    joined = existing.join(first, on=list(keys), how="left")
+    close = F.col(IS_CURRENT) & F.col("_first").isNotNull() & (F.col(VALID_FROM) < F.col("_first"))
+    updated = (joined
+               .withColumn(VALID_TO, F.when(close, F.col("_first")).otherwise(F.col(VALID_TO)))
+               .withColumn(IS_CURRENT, F.when(close, F.lit(False)).otherwise(F.col(IS_CURRENT)))
+               .drop("_first"))
+    new = versions.join(existing.select(*keys, VALID_FROM), on=[*keys, VALID_FROM], how="left_anti")
+    _replace_parquet(updated.unionByName(new, allowMissingColumns=True).localCheckpoint(), target)
+
+
+def _truncate(spark: SparkSession, target: str, fmt: str, scd_type: int, at: int) -> None:
+    if fmt == "delta":
+        if not _delta_exists(spark, target):
+            return
+        if scd_type == 1:
+            spark.sql(f"DELETE FROM delta.`{target}`")
+        else:
+            spark.sql(f"UPDATE delta.`{target}` SET {VALID_TO} = {int(at)}, {IS_CURRENT} = false WHERE {IS_CURRENT}")
+        return
+    existing = _read_parquet(spark, target)
+    if existing is None:
+        return
+    if scd_type == 1:
+        _replace_parquet(existing.limit(0).localCheckpoint(), target)
+    else:
+        closed = (existing.withColumn(VALID_TO, F.when(F.col(IS_CURRENT), F.lit(at)).otherwise(F.col(VALID_TO)))
+                  .withColumn(IS_CURRENT, F.lit(False)))
+        _replace_parquet(closed.localCheckpoint(), target)

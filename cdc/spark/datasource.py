@@ -1,0 +1,203 @@
+"""``spark.readStream.format("cdc")``: a PySpark Python Data Source over any source plugin.
+
+    initialOffset()          {"initial": true, "seq": 0}: start per snapshot.mode
+    read(start)              keep one source stream open on the driver; hand over its events up
+                             to the point where it has caught up with the log, with the offset
+                             after them (+ "seq", the running _position)
+    readBetweenOffsets(s, e) replay after a restart: a new stream from s, up to e
+    commit(end)              source.acknowledge(end): PostgreSQL may release WAL before it
+
+Spark's checkpoint holds the offsets, so a query stopped (or killed) and started again resumes
+from its checkpoint; the source's log is only released on ``commit``, so what the checkpoint
+needs is still there. Options: ``source`` (a registered source plugin), ``table`` (one
+captured table: ``before``/``after`` get its real Spark types; without it they are JSON
+strings and every captured table is read), ``maxRowsPerBatch``, and the source's own options
+under their Debezium names. Unknown sources and bad options fail at ``load()``.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Iterator
+
+import orjson
+from pyspark.sql import types as T
+from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
+
+from cdc import registry
+from cdc.config import CORE_OPTIONS, Config
+from cdc.core.errors import ConfigError, SourceError
+from cdc.core.records import ChangeEvent
+from cdc.spark.schema import SOURCE_FIELDS, event_schema, struct_type_of
+
+log = logging.getLogger(__name__)
+
+READER_OPTIONS = ("source", "table", "maxrowsperbatch", "path")
+
+
+def _source_properties(options: dict[str, str]) -> dict[str, str]:
+    props = {k: v for k, v in options.items() if k.lower() not in READER_OPTIONS}
+    props.setdefault("topic.prefix", "cdc")
+    props.setdefault("tombstones.on.delete", "false")
+    if options.get("table"):
+        props.setdefault("table.include.list", options["table"].replace(".", r"\."))
+    return props
+
+
+def _build_source(options: dict[str, str]) -> Any:
+    name = options.get("source")
+    if not name:
+        raise ConfigError("the cdc data source needs .option('source', NAME)",
+                          fix=f"one of: {', '.join(sorted(registry.available(registry.SOURCES)))}")
+    source_cls = registry.load(registry.SOURCES, name)
+    config = Config(_source_properties(options)).declare(CORE_OPTIONS).declare(getattr(source_cls, "options", ()))
+    config.validate(("spark.",))
+    return source_cls(config)
+
+
+class CdcDataSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "cdc"
+
+    def schema(self) -> T.StructType:
+        # Runs at load(): an unknown source, a bad option or a missing table fails here, on the
+        # driver, not later inside an executor.
+        source = _build_source(self.options)
+        try:
+            table = self.options.get("table")
+            if table:
+                row_type, _ = struct_type_of(source.table_schema(table))
+                return event_schema(row_type)
+            return event_schema(T.StringType())
+        finally:
+            source.close()
+
+    def simpleStreamReader(self, schema: T.StructType) -> "CdcStreamReader":
+        return CdcStreamReader(dict(self.options), schema)
+
+
+def _source_offset(offset: dict[str, Any]) -> dict[str, Any] | None:
+    if offset.get("initial"):
+        return None
+    return {k: v for k, v in offset.items() if k != "seq"}
+
+
+def _same_position(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return all(a.get(k) == b.get(k) for k in ("lsn", "lsn_proc", "lsn_commit", "seq"))
+
+
+class CdcStreamReader(SimpleDataSourceStreamReader):
+    def __init__(self, options: dict[str, str], schema: T.StructType) -> None:
+        self.options = options
+        self.max_rows = int(options.get("maxRowsPerBatch", options.get("maxrowsperbatch", "100000")))
+        self.table = options.get("table")
+        self._source: Any = None
+        self._stream: Iterator[Any] | None = None
+        self._at: dict[str, Any] | None = None
+        self._seq = 0
+        self._row_converter: Callable[[dict[str, Any] | None], Any] | None = None
+        self._columns: list[str] | None = None
+        self._schema_json: dict[str, Any] | None = None
+        if self.table:
+            after = schema["after"].dataType
+            assert isinstance(after, T.StructType)
+            self._columns = after.fieldNames()
+
+    # ---- offsets ------------------------------------------------------------------------------
+
+    def initialOffset(self) -> dict[str, Any]:
+        return {"initial": True, "seq": 0}
+
+    def read(self, start: dict[str, Any]) -> tuple[Iterator[tuple], dict[str, Any]]:
+        if self._stream is None or self._at is None or not _same_position(start, self._at):
+            self._open(start)
+        assert self._stream is not None
+        rows: list[tuple] = []
+        end: dict[str, Any] | None = None
+        for batch in self._stream:
+            rows.extend(self._rows(batch.events))
+            if batch.offset is not None:
+                end = {**batch.offset, "seq": self._seq}
+                if batch.caught_up or len(rows) >= self.max_rows:
+                    break
+        if end is None:  # the source ended (initial_only): nothing more will come
+            end = dict(start)
+            self._stream = None
+        self._at = end
+        return iter(rows), end
+
+    def readBetweenOffsets(self, start: dict[str, Any], end: dict[str, Any]) -> Iterator[tuple]:
+        self._close()
+        self._open(start)
+        assert self._stream is not None
+        rows: list[tuple] = []
+        for batch in self._stream:
+            rows.extend(self._rows(batch.events))
+            if batch.offset is not None and _same_position({**batch.offset, "seq": self._seq}, end):
+                break
+        self._at = end
+        return iter(rows)
+
+    def commit(self, end: dict[str, Any]) -> None:
+        offset = _source_offset(end)
+        if self._source is not None and offset is not None:
+            self._source.acknowledge(offset)
+
+    # ---- internals ----------------------------------------------------------------------------
+
+    def _open(self, start: dict[str, Any]) -> None:
+        self._close()
+        self._source = _build_source(self.options)
+        self._seq = int(start.get("seq", 0))
+        self._stream = iter(self._source.stream(_source_offset(start)))
+        self._at = start
+
+    def _close(self) -> None:
+        if self._source is not None:
+            try:
+                self._source.stop()
+                self._source.close()
+            except Exception as exc:  # noqa: BLE001 - closing a broken stream
+                log.debug("closing the source: %s", exc)
+        self._source = None
+        self._stream = None
+
+    def _rows(self, events: list[ChangeEvent]) -> list[tuple]:
+        out = []
+        for event in events:
+            value = event.value
+            if value is None or not event.table_id or "op" not in value or "before" not in value:
+                continue  # tombstones, transaction/heartbeat/message events
+            if self.table and event.table_id != self.table:
+                continue
+            convert = self._converter(event)
+            source = value["source"]
+            self._seq += 1
+            out.append((
+                value["op"], convert(value["before"]), convert(value["after"]),
+                tuple(source.get(k) for k in SOURCE_FIELDS), value.get("ts_ms"), event.table_id, self._seq,
+            ))
+        return out
+
+    def _converter(self, event: ChangeEvent) -> Callable[[dict[str, Any] | None], Any]:
+        if not self.table:
+            return lambda row: None if row is None else orjson.dumps(row).decode()
+        row_schema = event.value_schema.fields[0] if event.value_schema else None
+        if self._row_converter is None or row_schema is not self._schema_json:
+            assert row_schema is not None
+            columns = [f["field"] for f in row_schema["fields"]]
+            if columns != self._columns:
+                # Spark fixed the schema at load(); the offset of these rows is not committed, so a
+                # restarted query reads them again with the new columns (and apply_changes adds them).
+                raise SourceError(
+                    f"the columns of {self.table} changed from {self._columns} to {columns}",
+                    fix="restart the streaming query: it resumes from its checkpoint with the new schema",
+                )
+            self._schema_json = row_schema
+            _, self._row_converter = struct_type_of(row_schema)
+        return self._row_converter
+
+
+def register(spark: Any) -> None:
+    """Make ``spark.readStream.format("cdc")`` available in this session."""
+    spark.dataSource.register(CdcDataSource)

@@ -1,0 +1,118 @@
+"""Kafka Connect schemas (as Debezium writes them) -> Spark types, and payload -> Spark values.
+
+One converter per field, built once per table version, turns the JSON-ready payload values of
+our events (base64 decimals, epoch days, microseconds, ISO strings) into what Spark expects
+(Decimal, date, datetime, bytes), so ``before``/``after`` are structs with the table's real types.
+"""
+from __future__ import annotations
+
+import base64
+from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
+from typing import Any, Callable
+
+from pyspark.sql import types as T
+
+_EPOCH_DATE = date(1970, 1, 1)
+_EPOCH = datetime(1970, 1, 1)
+
+Converter = Callable[[Any], Any]
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _double(value: Any) -> Any:
+    if isinstance(value, str):  # "NaN", "Infinity", "-Infinity"
+        return float(value.replace("Infinity", "inf"))
+    return float(value)
+
+
+def _zoned(value: str) -> datetime | None:
+    if value in ("infinity", "-infinity"):
+        return None
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(timezone.utc)
+
+
+def field_type(schema: dict[str, Any]) -> tuple[T.DataType, Converter]:
+    """Spark type and value converter for one Connect field schema."""
+    name = schema.get("name")
+    kind = schema["type"]
+    params = schema.get("parameters") or {}
+    if name == "org.apache.kafka.connect.data.Decimal":
+        scale = int(params.get("scale", "0"))
+        precision = min(int(params.get("connect.decimal.precision", "38")), 38)
+
+        def decimal(value: str) -> Decimal:
+            return Decimal(int.from_bytes(base64.b64decode(value), "big", signed=True)).scaleb(-scale)
+        return T.DecimalType(precision, scale), decimal
+    if name == "io.debezium.data.VariableScaleDecimal":
+        def variable(value: dict[str, Any]) -> str:
+            unscaled = int.from_bytes(base64.b64decode(value["value"]), "big", signed=True)
+            return str(Decimal(unscaled).scaleb(-value["scale"]))
+        return T.StringType(), variable
+    if name in ("io.debezium.time.Date", "org.apache.kafka.connect.data.Date"):
+        return T.DateType(), lambda days: _EPOCH_DATE + timedelta(days=days)
+    if name == "io.debezium.time.MicroTimestamp":
+        return T.TimestampNTZType(), lambda us: _EPOCH + timedelta(microseconds=us)
+    if name in ("io.debezium.time.Timestamp", "org.apache.kafka.connect.data.Timestamp"):
+        return T.TimestampNTZType(), lambda ms: _EPOCH + timedelta(milliseconds=ms)
+    if name == "io.debezium.time.ZonedTimestamp":
+        return T.TimestampType(), _zoned
+    if kind == "array":
+        element_type, element = field_type(schema["items"])
+        return T.ArrayType(element_type, True), lambda items: [None if v is None else element(v) for v in items]
+    if kind == "struct":
+        struct_type, convert = struct_type_of(schema)
+        return struct_type, convert
+    simple: dict[str, tuple[T.DataType, Converter]] = {
+        "boolean": (T.BooleanType(), _identity),
+        "int8": (T.ByteType(), _identity),
+        "int16": (T.ShortType(), _identity),
+        "int32": (T.IntegerType(), _identity),
+        "int64": (T.LongType(), _identity),
+        "float": (T.FloatType(), _double),
+        "double": (T.DoubleType(), _double),
+        "bytes": (T.BinaryType(), base64.b64decode),
+        "string": (T.StringType(), _identity),
+    }
+    return simple[kind]
+
+
+def struct_type_of(schema: dict[str, Any]) -> tuple[T.StructType, Callable[[dict[str, Any] | None], tuple | None]]:
+    """A Connect struct schema -> Spark StructType and a converter from payload dict to tuple."""
+    fields = []
+    converters: list[tuple[str, Converter]] = []
+    for f in schema["fields"]:
+        spark_type, convert = field_type(f)
+        fields.append(T.StructField(f["field"], spark_type, True))
+        converters.append((f["field"], convert))
+
+    def to_tuple(payload: dict[str, Any] | None) -> tuple | None:
+        if payload is None:
+            return None
+        return tuple(None if (v := payload.get(name)) is None else convert(v) for name, convert in converters)
+    return T.StructType(fields), to_tuple
+
+
+SOURCE_FIELDS = ("connector", "name", "db", "schema", "table", "snapshot", "ts_ms", "txId", "lsn")
+SOURCE_TYPE = T.StructType([
+    T.StructField("connector", T.StringType()), T.StructField("name", T.StringType()),
+    T.StructField("db", T.StringType()), T.StructField("schema", T.StringType()),
+    T.StructField("table", T.StringType()), T.StructField("snapshot", T.StringType()),
+    T.StructField("ts_ms", T.LongType()), T.StructField("txId", T.LongType()), T.StructField("lsn", T.LongType()),
+])
+
+
+def event_schema(row_type: T.DataType) -> T.StructType:
+    """The columns of ``readStream.format("cdc")``: the envelope, typed."""
+    return T.StructType([
+        T.StructField("op", T.StringType(), False),
+        T.StructField("before", row_type, True),
+        T.StructField("after", row_type, True),
+        T.StructField("source", SOURCE_TYPE, True),
+        T.StructField("ts_ms", T.LongType(), True),
+        T.StructField("table", T.StringType(), False),
+        T.StructField("_position", T.LongType(), False),
+    ])
