@@ -50,6 +50,7 @@ def local_session(app: str = "cdc", *, jars: bool = True, delta: bool = True, co
         .config("spark.driver.memory", "2g")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
     )
@@ -62,6 +63,7 @@ def local_session(app: str = "cdc", *, jars: bool = True, delta: bool = True, co
                 builder.config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
                 .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
                 .config("spark.databricks.delta.schema.autoMerge.enabled", "true")
+                .config("spark.databricks.delta.snapshotPartitions", "2")
             )
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
@@ -72,7 +74,8 @@ def local_session(app: str = "cdc", *, jars: bool = True, delta: bool = True, co
 
 def delta_available(spark: Any) -> bool:
     try:
-        spark._jvm.java.lang.Class.forName("io.delta.tables.DeltaTable")
+        # spark.jars are loaded by Spark's own class loader, which Class.forName does not see.
+        spark._jvm.org.apache.spark.util.Utils.classForName("io.delta.tables.DeltaTable", True, False)
         return True
     except Exception:  # noqa: BLE001 - any JVM error means: not on the classpath
         return False

@@ -20,8 +20,13 @@ def source_rows(db: dict[str, str]) -> list[tuple]:
 
 
 def target_rows(spark: Any, path: Path, fmt: str) -> list[tuple]:
-    if not path.exists():
+    if not path.exists() or (fmt == "delta" and not (path / "_delta_log").exists()):
         return []
+    if fmt == "delta":
+        from delta.tables import DeltaTable
+
+        if not DeltaTable.isDeltaTable(spark, str(path)):  # the first commit is not there yet
+            return []
     df = spark.read.format(fmt).load(str(path))
     return sorted((r["id"], r["name"], r["amount"]) for r in df.collect())
 
