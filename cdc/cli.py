@@ -30,6 +30,7 @@ SHORTCUTS = {
     "sink.files.directory": "--output",
     "offset.storage.file.filename": "--offsets",
     "table.include.list": "--tables",
+    "kafka.bootstrap.servers": "--bootstrap-servers",
 }
 
 

@@ -1,0 +1,233 @@
+"""PostgreSQL -> Kafka against a real broker: the events, topics, offsets and failures."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from cdc.config import CORE_OPTIONS, Config
+from cdc.core.errors import SchemaHistoryError, SinkError
+from cdc.core.records import SinkRecord
+from tests.conftest import REFERENCE, ROOT
+from tests.integration.harness import Pipeline
+from tests.integration.kafka_fixtures import consume, kafka_bootstrap, topic_prefix  # noqa: F401 - fixtures
+from tests.integration.test_pg_reference import _scrub, _workload
+from tests.integration.test_pg_stream import sql
+
+pytestmark = pytest.mark.kafka
+
+
+def kafka_config(bootstrap: str, **extra: str) -> Config:
+    return Config({"kafka.bootstrap.servers": bootstrap, "topic.prefix": "x", **extra}).declare(CORE_OPTIONS)
+
+
+def as_record(message: Any) -> dict[str, Any]:
+    return {
+        "topic": message.topic(),
+        "key": json.loads(message.key()) if message.key() is not None else None,
+        "value": json.loads(message.value()) if message.value() is not None else None,
+        "headers": {k: json.loads(v) for k, v in message.headers()} if message.headers() else None,
+    }
+
+
+@pytest.mark.skipif(not (REFERENCE / "debezium" / "pg-types.jsonl").exists(), reason="no shared/reference")
+def test_postgres_events_in_kafka_equal_debezium(pg_db: dict[str, str], tmp_path: Path, kafka_bootstrap: str,
+                                                 topic_prefix: str) -> None:
+    from cdc.sinks.kafka import KafkaSink
+
+    expected = [json.loads(line) for line in (REFERENCE / "debezium" / "pg-types.jsonl").read_text().splitlines()]
+    setup, capture = _workload()
+    sql(pg_db, setup)
+    props = {**pg_db, "snapshot.mode": "no_data", "topic.prefix": topic_prefix, "kafka.bootstrap.servers": kafka_bootstrap}
+    config = Config({k: v for k, v in props.items() if k != "dsn"}).declare(CORE_OPTIONS)
+    with Pipeline(props, tmp_path / "o.json", sink=KafkaSink(config)) as p:  # type: ignore[arg-type]
+        p.wait_ready()
+        sql(pg_db, capture, "UPDATE types SET id = 20 WHERE id = 1")
+        messages = consume(kafka_bootstrap, f"{topic_prefix}.public.types", len(expected) + 3)
+    got = [as_record(m) for m in messages]
+    assert len(got) == len(expected) + 3
+    for ours, theirs in zip(got, expected):
+        ours, theirs = _scrub(ours), _scrub(json.loads(json.dumps(theirs).replace('"dbz', f'"{topic_prefix}')))
+        if theirs["value"] is None:
+            assert ours["value"] is None and ours["key"] == theirs["key"]  # the tombstone
+            continue
+        theirs["value"]["payload"]["source"]["db"] = pg_db["database.dbname"]
+        theirs["value"]["payload"]["source"]["name"] = topic_prefix
+        assert ours == theirs
+    delete, tombstone, create = got[-3:]
+    assert delete["value"]["payload"]["op"] == "d" and delete["headers"]["__debezium.newkey"]["payload"] == {"id": 20}
+    assert tombstone["value"] is None and tombstone["key"]["payload"] == {"id": 1}
+    assert create["value"]["payload"]["op"] == "c" and create["headers"]["__debezium.oldkey"]["payload"] == {"id": 1}
+
+
+def test_topics_are_created_compacted_with_the_configured_partitions(kafka_bootstrap: str, topic_prefix: str) -> None:
+    from confluent_kafka.admin import AdminClient, ConfigResource
+
+    from cdc.sinks.kafka import KafkaSink
+
+    sink = KafkaSink(kafka_config(kafka_bootstrap, **{"topic.creation.default.partitions": "3"}))
+    topic = f"{topic_prefix}.public.a"
+    sink.write([SinkRecord(topic, b'{"id":1}', b'{"v":1}'), SinkRecord(topic, b'{"id":1}', None)])
+    sink.flush()
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    assert len(admin.list_topics(timeout=10).topics[topic].partitions) == 3
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    configs = admin.describe_configs([resource])[resource].result(10)
+    assert configs["cleanup.policy"].value == "compact"
+    messages = consume(kafka_bootstrap, topic, 2)
+    assert [(m.key(), m.value()) for m in messages] == [(b'{"id":1}', b'{"v":1}'), (b'{"id":1}', None)]
+
+
+def test_offset_store_and_schema_history_round_trip(kafka_bootstrap: str, topic_prefix: str) -> None:
+    from cdc.sinks.kafka_stores import KafkaOffsetStore, KafkaSchemaHistory
+
+    config = kafka_config(kafka_bootstrap, **{"offset.storage.topic": f"{topic_prefix}-offsets"})
+    store = KafkaOffsetStore(config, "pipeline-a")
+    assert store.load() is None
+    store.save({"lsn": 1})
+    store.save({"lsn": 2})
+    KafkaOffsetStore(config, "pipeline-b").save({"lsn": 99})
+    assert KafkaOffsetStore(config, "pipeline-a").load() == {"lsn": 2}  # a new instance, as after a restart
+    history_config = kafka_config(kafka_bootstrap, **{"schema.history.internal.kafka.topic": f"{topic_prefix}-history"})
+    history = KafkaSchemaHistory(history_config)
+    assert not history.exists()
+    history.record({"ddl": "CREATE TABLE a (id int)", "position": {"pos": 1}})
+    history.record({"ddl": "ALTER TABLE a ADD b int", "position": {"pos": 2}})
+    assert [e["ddl"] for e in KafkaSchemaHistory(history_config).entries()] == [
+        "CREATE TABLE a (id int)", "ALTER TABLE a ADD b int"]
+
+
+def test_schema_history_topic_with_many_partitions_is_refused(kafka_bootstrap: str, topic_prefix: str) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    from cdc.sinks.kafka_stores import KafkaSchemaHistory
+
+    topic = f"{topic_prefix}-history"
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})  # keep it alive until the topic exists
+    admin.create_topics([NewTopic(topic, 3, 1)])[topic].result(30)
+    with pytest.raises(SchemaHistoryError, match="has 3 partitions"):
+        KafkaSchemaHistory(kafka_config(kafka_bootstrap, **{"schema.history.internal.kafka.topic": topic}))
+
+
+def test_unreachable_broker_is_a_clear_error_in_bounded_time() -> None:
+    from cdc.sinks.kafka import KafkaSink
+
+    started = time.monotonic()
+    with pytest.raises(SinkError) as info:
+        KafkaSink(kafka_config("127.0.0.1:1", **{"kafka.connect.timeout.ms": "3000"}))
+    assert "cannot reach Kafka at 127.0.0.1:1" in str(info.value) and "kafka.bootstrap.servers" in str(info.value)
+    assert time.monotonic() - started < 20
+
+
+def test_oversized_record_names_topic_and_key(kafka_bootstrap: str, topic_prefix: str) -> None:
+    from cdc.sinks.kafka import KafkaSink
+
+    topic = f"{topic_prefix}.public.big"
+    sink = KafkaSink(kafka_config(kafka_bootstrap, **{"producer.message.max.bytes": "2000000"}))
+    sink.write([SinkRecord(topic, b'{"id":42}', os.urandom(1_500_000))])
+    with pytest.raises(SinkError) as info:
+        sink.flush()
+    assert topic in str(info.value) and '{"id":42}' in str(info.value) and "message.max.bytes" in str(info.value)
+    skipping = KafkaSink(kafka_config(kafka_bootstrap, **{"producer.message.max.bytes": "2000000",
+                                                          "kafka.skip.oversized": "true"}))
+    skipping.write([SinkRecord(topic, b'{"id":43}', os.urandom(1_500_000)), SinkRecord(topic, b'{"id":44}', b"{}")])
+    skipping.flush()
+    assert [m.key() for m in consume(kafka_bootstrap, topic, 1)] == [b'{"id":44}']
+
+
+def _cli(pg_db: dict[str, str], bootstrap: str, prefix: str) -> list[str]:
+    return [sys.executable, "-m", "cdc.cli", "postgres",
+            "--database-hostname", pg_db["database.hostname"], "--database-port", pg_db["database.port"],
+            "--database-user", pg_db["database.user"], "--database-dbname", pg_db["database.dbname"],
+            "--topic-prefix", prefix, "--slot-name", "kafka_kill", "--publication-name", "kafka_kill",
+            "--snapshot-mode", "no_data", "--sink", "kafka", "--bootstrap-servers", bootstrap,
+            "--set", "offset.storage=kafka", "--set", f"offset.storage.topic={prefix}-offsets",
+            "--set", "offset.flush.interval.ms=50"]
+
+
+def _ids(bootstrap: str, topic: str, at_least: int, timeout: float = 60) -> list[int]:
+    """Row ids in the topic, read until ``at_least`` distinct ones arrived (duplicates counted once)."""
+    import uuid
+
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex,
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe([topic])
+    ids: list[int] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while len(set(ids)) < at_least and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is None or message.error() or message.value() is None:
+                continue
+            ids.append(json.loads(message.value())["payload"]["after"]["id"])
+    finally:
+        consumer.close()
+    return ids
+
+
+def test_kill_9_with_offsets_in_kafka_loses_nothing(pg_db: dict[str, str], kafka_bootstrap: str, topic_prefix: str) -> None:
+    sql(pg_db, "CREATE TABLE seq (id int PRIMARY KEY)")
+    topic = f"{topic_prefix}.public.seq"
+    first = subprocess.Popen(_cli(pg_db, kafka_bootstrap, topic_prefix), stderr=subprocess.PIPE, cwd=ROOT)
+    try:
+        with psycopg.connect(pg_db["dsn"], autocommit=True) as conn:
+            deadline = time.monotonic() + 30
+            while not conn.execute("SELECT count(*) FROM pg_replication_slots WHERE active AND slot_name='kafka_kill'").fetchone()[0]:
+                assert first.poll() is None and time.monotonic() < deadline, first.stderr.read().decode()
+                time.sleep(0.1)
+            for start in range(0, 3000, 100):
+                conn.execute("INSERT INTO seq SELECT g FROM generate_series(%s::int, %s::int) g", (start + 1, start + 100))
+                if start == 1500:
+                    _ids(kafka_bootstrap, topic, 500)
+                    os.kill(first.pid, signal.SIGKILL)
+                    first.wait()
+    finally:
+        if first.poll() is None:
+            first.kill()
+    second = subprocess.Popen(_cli(pg_db, kafka_bootstrap, topic_prefix), stderr=subprocess.PIPE, cwd=ROOT)
+    try:
+        ids = _ids(kafka_bootstrap, topic, 3000, timeout=90)
+    finally:
+        second.send_signal(signal.SIGINT)
+        second.wait(30)
+    assert set(ids) == set(range(1, 3001))
+
+
+def test_broker_stopped_and_restarted_mid_stream(pg_db: dict[str, str], tmp_path: Path, kafka_bootstrap: str,
+                                                 topic_prefix: str) -> None:
+    if os.environ.get("CDC_TEST_KAFKA_BOOTSTRAP"):
+        pytest.skip("the broker is not ours to stop")
+    from cdc.sinks.kafka import KafkaSink
+
+    sql(pg_db, "CREATE TABLE seq (id int PRIMARY KEY)")
+    props = {**pg_db, "snapshot.mode": "no_data", "topic.prefix": topic_prefix, "kafka.bootstrap.servers": kafka_bootstrap}
+    config = Config({k: v for k, v in props.items() if k != "dsn"}).declare(CORE_OPTIONS)
+    script = ["bash", str(ROOT / "scripts" / "kafka.sh")]
+    with Pipeline(props, tmp_path / "o.json", sink=KafkaSink(config)) as p:  # type: ignore[arg-type]
+        p.wait_ready()
+        sql(pg_db, "INSERT INTO seq SELECT g FROM generate_series(1, 500) g")
+        time.sleep(1)
+        subprocess.run([*script, "stop"], check=True, capture_output=True)
+        try:
+            sql(pg_db, "INSERT INTO seq SELECT g FROM generate_series(501, 1000) g")
+            time.sleep(3)  # the pipeline reads on and blocks on the broker; offsets must not move
+            committed = json.loads((tmp_path / "o.json").read_text())["offsets"]["test"]["lsn"]
+            with psycopg.connect(pg_db["dsn"]) as conn:
+                wal = conn.execute("SELECT pg_current_wal_lsn() - '0/0'").fetchone()[0]
+            assert committed < wal
+        finally:
+            subprocess.run([*script, "start"], check=True, capture_output=True)
+        sql(pg_db, "INSERT INTO seq SELECT g FROM generate_series(1001, 1200) g")
+        ids = _ids(kafka_bootstrap, f"{topic_prefix}.public.seq", 1200, timeout=120)
+    assert sorted(ids) == list(range(1, 1201))  # all of them, and none twice (idempotent producer)
