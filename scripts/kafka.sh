@@ -32,7 +32,7 @@ ready() {
 running() { [ -f "$dir/pid" ] && kill -0 "$(cat "$dir/pid")" 2>/dev/null; }
 
 start() {
-  if running && ready; then echo "Kafka ready: $(bootstrap)" >&2; return 0; fi
+  if ready; then echo "Kafka already answering on $(bootstrap): using it" >&2; return 0; fi
   fetch
   mkdir -p "$dir/data"
   cat >"$dir/server.properties" <<PROPS

@@ -8,7 +8,13 @@ python=${PYTHON:-python3}
 extras="dev"
 [ -f cdc/sources/mysql/ddl.py ] && extras="$extras,mysql"
 [ -f cdc/sinks/kafka.py ] && extras="$extras,kafka"
+[ "${CDC_SKIP_SPARK:-0}" != 1 ] && extras="$extras,spark"
 "$python" -m pip install -q --disable-pip-version-check -e ".[$extras]" 2>&1 | grep -v "Running pip as the 'root' user" || true
 bash scripts/postgres.sh start
 if [ -x scripts/mariadb.sh ] && [ "${CDC_SKIP_MARIADB:-0}" != 1 ]; then bash scripts/mariadb.sh start; fi
+if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
+  echo "Java or Maven missing: installing them from Debian's packages" >&2
+  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jdk-headless maven >/dev/null
+fi
 if [ -x scripts/kafka.sh ] && [ "${CDC_SKIP_KAFKA:-0}" != 1 ]; then bash scripts/kafka.sh start; fi
+if [ "${CDC_SKIP_SPARK:-0}" != 1 ]; then bash scripts/spark-jars.sh >/dev/null; fi

@@ -8,6 +8,7 @@ from typing import Any, Callable
 import psycopg
 import pytest
 
+from tests.integration.kafka_fixtures import kafka_bootstrap  # noqa: F401 - fixture
 from tests.integration.spark_fixtures import spark  # noqa: F401 - fixture
 from tests.integration.test_pg_stream import sql
 
@@ -156,3 +157,38 @@ def test_kill_9_of_the_driver_then_restart(spark: Any, pg_db: dict[str, str], tm
             thread.join()
         if first.poll() is None:
             os.killpg(first.pid, signal.SIGKILL)
+
+
+@pytest.mark.kafka
+def test_kafka_topic_into_the_same_target(spark: Any, pg_db: dict[str, str], tmp_path: Path,
+                                         kafka_bootstrap: str) -> None:
+    from cdc.config import CORE_OPTIONS, Config
+    from cdc.sinks.kafka import KafkaSink
+    from cdc.spark.apply import changes_applier
+    from cdc.spark.kafka import read_kafka_topic
+    from cdc.spark.session import jar_folder
+    from tests.integration.harness import Pipeline
+
+    folder = jar_folder(fetch=False)
+    if folder is None or not list(folder.glob("spark-sql-kafka*.jar")):
+        pytest.skip("Spark's Kafka connector jar is not fetched (scripts/spark-jars.sh)")
+    bootstrap = kafka_bootstrap
+    prefix = "k" + tmp_path.name[-8:].replace("-", "")
+    sql(pg_db, "CREATE TABLE accounts (id int PRIMARY KEY, name text, amount numeric(10,2))",
+        "INSERT INTO accounts SELECT g, 'n' || g, g FROM generate_series(1, 30) g")
+    props = {**pg_db, "snapshot.mode": "initial", "topic.prefix": prefix, "kafka.bootstrap.servers": bootstrap}
+    config = Config({k: v for k, v in props.items() if k != "dsn"}).declare(CORE_OPTIONS)
+    with Pipeline(props, tmp_path / "o.json", sink=KafkaSink(config)) as pipeline:  # type: ignore[arg-type]
+        pipeline.wait_ready()
+        row_schema = pipeline.source.table_schema("public.accounts")
+        events = read_kafka_topic(spark, bootstrap, f"{prefix}.public.accounts", row_schema)
+        target = tmp_path / "target"
+        query = (events.writeStream.foreachBatch(changes_applier(str(target), ["id"], format="parquet"))
+                 .option("checkpointLocation", str(tmp_path / "ck")).trigger(processingTime="1 second").start())
+        try:
+            wait_equal(lambda: target_rows(spark, target, "parquet"), lambda: source_rows(pg_db))
+            sql(pg_db, "UPDATE accounts SET amount = 0 WHERE id < 5", "DELETE FROM accounts WHERE id > 25",
+                "UPDATE accounts SET id = 100 WHERE id = 10", "INSERT INTO accounts VALUES (200, 'x', 2)")
+            wait_equal(lambda: target_rows(spark, target, "parquet"), lambda: source_rows(pg_db))
+        finally:
+            query.stop()
