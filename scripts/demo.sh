@@ -4,7 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
-"$python" -m pip install -q --disable-pip-version-check -e . 2>&1 | grep -v "Running pip as the 'root' user" || true
+mkdir -p .local
+if ! "$python" -m pip install -q --disable-pip-version-check -e . >.local/pip.log 2>&1; then
+  cat .local/pip.log >&2; echo "pip install failed (log above)" >&2; exit 1
+fi
 bash scripts/postgres.sh start
 dsn=$(bash scripts/postgres.sh dsn)
 port=${CDC_PG_PORT:-54329}

@@ -9,7 +9,10 @@ extras="dev"
 [ -f cdc/sources/mysql/ddl.py ] && extras="$extras,mysql"
 [ -f cdc/sinks/kafka.py ] && extras="$extras,kafka"
 [ "${CDC_SKIP_SPARK:-0}" != 1 ] && extras="$extras,spark"
-"$python" -m pip install -q --disable-pip-version-check -e ".[$extras]" 2>&1 | grep -v "Running pip as the 'root' user" || true
+mkdir -p .local
+if ! "$python" -m pip install -q --disable-pip-version-check -e ".[$extras]" >.local/pip.log 2>&1; then
+  cat .local/pip.log >&2; echo "pip install failed (log above)" >&2; exit 1
+fi
 bash scripts/postgres.sh start
 if [ -x scripts/mariadb.sh ] && [ "${CDC_SKIP_MARIADB:-0}" != 1 ]; then bash scripts/mariadb.sh start; fi
 if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
