@@ -4,7 +4,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${CDC_CACHE:-$HOME/.cache/cdc}/spark-jars
-if [ -f "$cache/.complete" ]; then echo "$cache"; exit 0; fi
+marker="$cache/.complete-$(sha1sum "$here/spark/pom.xml" | cut -c1-12)"  # a changed pom fetches again
+if [ -f "$marker" ]; then echo "$cache"; exit 0; fi
+rm -rf "$cache"
 mkdir -p "$cache"
 # Spark's own jars (provided by pyspark) are left out: only what pyspark lacks is copied.
 mvn -q -B -f "$here/spark/pom.xml" dependency:copy-dependencies -DoutputDirectory="$cache" \
@@ -21,5 +23,5 @@ if [ -n "$spark_jars" ] && [ -d "$spark_jars" ]; then
     if ls "$spark_jars/$artifact"-[0-9]*.jar >/dev/null 2>&1; then rm -f "$jar"; fi
   done
 fi
-touch "$cache/.complete"
+touch "$cache/.complete" "$marker"
 echo "$cache"

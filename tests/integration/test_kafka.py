@@ -204,6 +204,17 @@ def test_kill_9_with_offsets_in_kafka_loses_nothing(pg_db: dict[str, str], kafka
     assert set(ids) == set(range(1, 3001))
 
 
+def _answers(bootstrap: str) -> bool:
+    import socket
+
+    host, port = bootstrap.split(",")[0].rsplit(":", 1)
+    try:
+        socket.create_connection((host, int(port)), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
 def test_broker_stopped_and_restarted_mid_stream(pg_db: dict[str, str], tmp_path: Path, kafka_bootstrap: str,
                                                  topic_prefix: str) -> None:
     if os.environ.get("CDC_TEST_KAFKA_BOOTSTRAP"):
@@ -219,12 +230,14 @@ def test_broker_stopped_and_restarted_mid_stream(pg_db: dict[str, str], tmp_path
         sql(pg_db, "INSERT INTO seq SELECT g FROM generate_series(1, 500) g")
         time.sleep(1)
         subprocess.run([*script, "stop"], check=True, capture_output=True)
+        if subprocess.run([*script, "status"], capture_output=True).returncode == 0 or _answers(kafka_bootstrap):
+            pytest.skip("the broker on this port was not started by this checkout's scripts/kafka.sh")
         try:
             sql(pg_db, "INSERT INTO seq SELECT g FROM generate_series(501, 1000) g")
             time.sleep(3)  # the pipeline reads on and blocks on the broker; offsets must not move
             committed = json.loads((tmp_path / "o.json").read_text())["offsets"]["test"]["lsn"]
             with psycopg.connect(pg_db["dsn"]) as conn:
-                wal = conn.execute("SELECT pg_current_wal_lsn() - '0/0'").fetchone()[0]
+                wal = int(conn.execute("SELECT pg_current_wal_lsn() - '0/0'").fetchone()[0])
             assert committed < wal
         finally:
             subprocess.run([*script, "start"], check=True, capture_output=True)

@@ -44,7 +44,8 @@ def wait_equal(fn: Callable[[], Any], expected: Callable[[], Any], timeout: floa
         if got == want:
             return
         if time.monotonic() > deadline:
-            assert got == want
+            extra, missing = sorted(set(got) - set(want)), sorted(set(want) - set(got))
+            assert got == want, f"extra in the target: {extra[:10]}; missing from it: {missing[:10]}"
         time.sleep(1)
 
 
@@ -173,7 +174,9 @@ def test_kafka_topic_into_the_same_target(spark: Any, pg_db: dict[str, str], tmp
     if folder is None or not list(folder.glob("spark-sql-kafka*.jar")):
         pytest.skip("Spark's Kafka connector jar is not fetched (scripts/spark-jars.sh)")
     bootstrap = kafka_bootstrap
-    prefix = "k" + tmp_path.name[-8:].replace("-", "")
+    import uuid
+
+    prefix = "k" + uuid.uuid4().hex[:8]  # a fresh topic: the broker outlives test runs
     sql(pg_db, "CREATE TABLE accounts (id int PRIMARY KEY, name text, amount numeric(10,2))",
         "INSERT INTO accounts SELECT g, 'n' || g, g FROM generate_series(1, 30) g")
     props = {**pg_db, "snapshot.mode": "initial", "topic.prefix": prefix, "kafka.bootstrap.servers": bootstrap}
