@@ -53,6 +53,7 @@ max_wal_senders = 20
 wal_sender_timeout = 60s
 fsync = off
 synchronous_commit = off
+wal_writer_delay = 10ms
 full_page_writes = off
 CONF
     # password auth over TCP so wrong-password errors are real; trust on the socket for set-up
