@@ -24,14 +24,13 @@ import psycopg
 from psycopg import pq
 
 from cdc.core.errors import CdcError, RetriableSourceError, SourceError
-from cdc.sources.postgres.pgoutput import format_lsn
+from cdc.sources.postgres.pgoutput import PG_EPOCH_OFFSET_US, format_lsn
 
 log = logging.getLogger(__name__)
 
 _XLOG_HEADER = struct.Struct("!QQq")
 _KEEPALIVE = struct.Struct("!QqB")
 _STATUS = struct.Struct("!cQQQqB")
-PG_EPOCH_OFFSET_US = 946_684_800_000_000
 
 
 def pg_now() -> int:
