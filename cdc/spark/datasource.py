@@ -82,6 +82,10 @@ def _source_offset(offset: dict[str, Any]) -> dict[str, Any] | None:
     return {k: v for k, v in offset.items() if k != "seq"}
 
 
+def _snapshot_batch(events: list[ChangeEvent]) -> bool:
+    return bool(events) and all(e.value is not None and e.value.get("op") == "r" for e in events)
+
+
 def _same_position(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return all(a.get(k) == b.get(k) for k in ("lsn", "lsn_proc", "lsn_commit", "seq"))
 
@@ -89,7 +93,7 @@ def _same_position(a: dict[str, Any], b: dict[str, Any]) -> bool:
 class CdcStreamReader(SimpleDataSourceStreamReader):
     def __init__(self, options: dict[str, str], schema: T.StructType) -> None:
         self.options = options
-        self.max_rows = int(options.get("maxRowsPerBatch", options.get("maxrowsperbatch", "100000")))
+        self.max_rows = int(options.get("maxRowsPerBatch", options.get("maxrowsperbatch", "100000")))  # rows per micro-batch, also during a snapshot
         self.table = options.get("table")
         self._source: Any = None
         self._stream: Iterator[Any] | None = None
@@ -110,6 +114,11 @@ class CdcStreamReader(SimpleDataSourceStreamReader):
 
     def read(self, start: dict[str, Any]) -> tuple[Iterator[tuple], dict[str, Any]]:
         if self._stream is None or self._at is None or not _same_position(start, self._at):
+            if start.get("in_snapshot"):
+                raise SourceError(
+                    "the query stopped during its initial snapshot, which cannot resume",
+                    fix="delete the checkpoint folder and the target table, then start the query again",
+                )
             self._open(start)
         assert self._stream is not None
         rows: list[tuple] = []
@@ -121,6 +130,11 @@ class CdcStreamReader(SimpleDataSourceStreamReader):
                 end = {**batch.offset, "seq": self._seq}
                 if batch.caught_up or len(rows) >= self.max_rows:
                     break
+            elif batch.offset is None and len(rows) >= self.max_rows and _snapshot_batch(batch.events):
+                # A large initial snapshot is handed over in pieces to bound memory; such an
+                # offset is good for this stream only (see the check above).
+                end = {"in_snapshot": True, "seq": self._seq}
+                break
         if end is None:  # the source ended (initial_only): nothing more will come
             end = dict(start)
             self._stream = None
@@ -130,8 +144,8 @@ class CdcStreamReader(SimpleDataSourceStreamReader):
     def readBetweenOffsets(self, start: dict[str, Any], end: dict[str, Any]) -> Iterator[tuple]:
         """Replay a planned micro-batch after a restart: the source's log still holds it,
         because ``commit`` (which releases it) was not reached for it."""
-        if start.get("initial"):
-            raise SourceError("the micro-batch holding the initial snapshot cannot be replayed",
+        if start.get("initial") or start.get("in_snapshot") or end.get("in_snapshot"):
+            raise SourceError("a micro-batch of the initial snapshot cannot be replayed",
                               fix="delete the checkpoint folder to take a new snapshot")
         self._close()
         self._open(start)
