@@ -80,8 +80,6 @@ def main() -> None:
         streaming = time.perf_counter() - started
         query.stop()
         print(f"streaming: {args.changes} changes applied at {args.changes / streaming:,.0f} rows/s")
-        with psycopg.connect(props["dsn"], autocommit=True) as conn:
-            conn.execute("SELECT pg_drop_replication_slot('bench_spark')")
     spark.stop()
 
 
