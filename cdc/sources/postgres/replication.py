@@ -107,6 +107,8 @@ class ReplicationStream:
             drained = False
             kind = data[0]
             if kind == 0x77:  # 'w'
+                # New data is not acknowledged yet: keepalives may not be confirmed past it.
+                self.idle_flush_allowed = False
                 wal_start, wal_end, _ = _XLOG_HEADER.unpack_from(data, 1)
                 if wal_end > self.received_lsn:
                     self.received_lsn = wal_end
