@@ -105,6 +105,7 @@ class PostgresSource:
         self._relations: dict[int, TableState | None] = {}
         self._stopping = False
         self._position: dict[str, Any] | None = None  # offset after the last event handed out
+        self._stopping_on_error = False  # a failed run keeps its slot, whatever slot.drop.on.stop says
 
     # ---- connections ------------------------------------------------------------------------
 
@@ -149,8 +150,6 @@ class PostgresSource:
             if conn is not None and not conn.closed:
                 conn.close()
         self._repl_conn = self._conn = None
-
-    _stopping_on_error = False
 
     def stream(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
         try:

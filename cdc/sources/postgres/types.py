@@ -295,7 +295,7 @@ def _unescape_bytea(text: str) -> bytes:
     """bytea's old 'escape' output format: \\ooo octal and \\\\ backslash."""
     out = bytearray()
     i = 0
-    raw = text.encode("latin-1", errors="surrogateescape") if False else text.encode()
+    raw = text.encode()
     while i < len(raw):
         c = raw[i]
         if c == 0x5C and raw[i + 1:i + 2] == b"\\":
