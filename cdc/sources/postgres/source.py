@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar, Iterator, Sequence
 
 import psycopg
 
@@ -41,7 +41,7 @@ from cdc.sources.postgres.connection import ConnectionSettings, with_retries
 from cdc.sources.postgres.replication import IDLE, ReplicationStream, SlotInUseError, SlotMissingError, replication_error
 from cdc.sources.postgres.snapshot import copy_rows
 from cdc.sources.postgres.source_info import SOURCE_SCHEMA, source_block
-from cdc.sources.postgres.tables import RelationColumn, TableState
+from cdc.sources.postgres.tables import ColumnType, TableState
 from cdc.sources.postgres.types import TypeModes, TypeRegistry
 
 log = logging.getLogger(__name__)
@@ -264,7 +264,7 @@ class PostgresSource:
         cat.server_checks(conn, self.settings.user)
         for table in cat.read_tables(conn):
             if table.qualified == qualified:
-                state = self._table_state(table, [RelationColumn(c.name, c.type_oid, c.typmod) for c in table.columns])
+                state = self._table_state(table, table.columns)
                 return state.envelope.row_schema
         raise SourceError(f"table {qualified!r} does not exist in database {self.settings.dbname!r}",
                           fix="check the table option (schema.table)")
@@ -290,7 +290,7 @@ class PostgresSource:
             progress_mode = self.config.get("snapshot.progress")
             seq = 0
             for table in ordered:
-                state = self._table_state(table, [RelationColumn(c.name, c.type_oid, c.typmod) for c in table.columns])
+                state = self._table_state(table, table.columns)
                 progress = TableProgress(table.qualified, estimates.get(table.oid), progress_mode)
                 first_in_table = True
                 names = [c.name for c in table.columns]
@@ -334,7 +334,7 @@ class PostgresSource:
 
     # ---- streaming --------------------------------------------------------------------------
 
-    def _table_state(self, table: cat.CatalogTable, columns: list[RelationColumn]) -> TableState:
+    def _table_state(self, table: cat.CatalogTable, columns: Sequence[ColumnType]) -> TableState:
         return TableState(
             table, columns, topic_prefix=self.prefix, types=self._types, modes=self.modes,
             column_filter=self.column_filter, key_spec=self.key_spec,
@@ -351,8 +351,7 @@ class PostgresSource:
             table = found[0]
         else:  # dropped since: describe it from the message alone
             table = cat.CatalogTable(message.relid, message.namespace, message.name, message.replica_identity, (), ())
-        columns = [RelationColumn(c.name, c.type_oid, c.typmod) for c in message.columns]
-        self._relations[message.relid] = self._table_state(table, columns)
+        self._relations[message.relid] = self._table_state(table, message.columns)
 
     def _start_replication(self, lsn: int) -> ReplicationStream:
         options = {"proto_version": "1", "publication_names": self.publication}

@@ -7,8 +7,7 @@ column has its converter chosen in advance.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from cdc.core import connect
 from cdc.core.envelope import TableEnvelope
@@ -22,11 +21,17 @@ from cdc.sources.postgres.types import TypeModes, TypeRegistry, field_schema, te
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class RelationColumn:
-    name: str
-    type_oid: int
-    typmod: int
+class ColumnType(Protocol):
+    """A column as a Relation message or the catalog describes it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def type_oid(self) -> int: ...
+
+    @property
+    def typmod(self) -> int: ...
 
 
 class TableState:
@@ -35,7 +40,7 @@ class TableState:
     def __init__(
         self,
         catalog: CatalogTable,
-        columns: Sequence[RelationColumn],
+        columns: Sequence[ColumnType],
         *,
         topic_prefix: str,
         types: TypeRegistry,
