@@ -507,8 +507,8 @@ class PostgresSource:
     def _change_events(self, events: list[ChangeEvent], state: TableState, message: Any, kind: type,
                        xid: int, lsn: int, commit_us: int, last_commit_lsn: int | None, final_lsn: int,
                        tombstones: bool) -> None:
-        source = source_block(self.prefix, self.settings.dbname, state.schema, state.name, ts_us=commit_us,
-                              tx_id=xid, lsn=lsn, last_commit_lsn=last_commit_lsn)
+        source = state.source(self.prefix, self.settings.dbname, xid=xid, commit_us=commit_us, lsn=lsn,
+                              last_commit_lsn=last_commit_lsn)
         tx = self.tx_tracker
         envelope = state.envelope
         position = (final_lsn, lsn)

@@ -40,6 +40,12 @@ SOURCE_SCHEMA: dict[str, Any] = connect.struct(
 )
 
 
+def sequence(last_commit_lsn: int | None, lsn: int) -> str:
+    """Debezium's ``source.sequence``: ``["<last commit LSN>","<this LSN>"]`` as a string."""
+    last = "null" if last_commit_lsn is None else f'"{last_commit_lsn}"'
+    return f'[{last},"{lsn}"]'
+
+
 def source_block(
     name: str,
     db: str,
@@ -54,10 +60,6 @@ def source_block(
     origin: str | None = None,
 ) -> dict[str, Any]:
     """One source block; ``ts_us`` is the commit (or snapshot) time in microseconds."""
-    sequence = None
-    if lsn is not None:
-        last = "null" if last_commit_lsn is None else f'"{last_commit_lsn}"'
-        sequence = f'[{last},"{lsn}"]'
     return {
         "version": VERSION,
         "connector": "postgresql",
@@ -65,7 +67,7 @@ def source_block(
         "ts_ms": ts_us // 1000,
         "snapshot": snapshot,
         "db": db,
-        "sequence": sequence,
+        "sequence": None if lsn is None else sequence(last_commit_lsn, lsn),
         "ts_us": ts_us,
         "ts_ns": ts_us * 1000,
         "schema": schema,

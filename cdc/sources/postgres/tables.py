@@ -15,7 +15,7 @@ from cdc.core.filters import NameFilter, key_columns_for
 from cdc.core.topics import table_topic
 from cdc.sources.postgres.catalog import CatalogTable
 from cdc.sources.postgres.pgoutput import UNCHANGED_TOAST
-from cdc.sources.postgres.source_info import SOURCE_SCHEMA
+from cdc.sources.postgres.source_info import SOURCE_SCHEMA, sequence, source_block
 from cdc.sources.postgres.types import TypeModes, TypeRegistry, field_schema, text_converter
 
 log = logging.getLogger(__name__)
@@ -85,6 +85,21 @@ class TableState:
             source_schema=SOURCE_SCHEMA,
         )
         self.key_names = tuple(key_names)
+        self._source_base: tuple[tuple[int, int], dict[str, Any]] | None = None
+
+    def source(self, prefix: str, db: str, *, xid: int, commit_us: int, lsn: int,
+               last_commit_lsn: int | None) -> dict[str, Any]:
+        """The source block of a change: built once per transaction, copied per event."""
+        cached = self._source_base
+        if cached is None or cached[0] != (xid, commit_us):
+            base = source_block(prefix, db, self.schema, self.name, ts_us=commit_us, tx_id=xid, lsn=lsn,
+                                last_commit_lsn=last_commit_lsn)
+            self._source_base = ((xid, commit_us), base)
+            return dict(base)
+        source = dict(cached[1])
+        source["lsn"] = lsn
+        source["sequence"] = sequence(last_commit_lsn, lsn)
+        return source
 
     def row(self, values: Sequence[Any]) -> dict[str, Any]:
         """Converted row struct from a tuple of text values (None = NULL)."""
