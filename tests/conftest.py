@@ -64,12 +64,32 @@ def pg_db(pg_admin_dsn: str) -> Iterator[dict[str, str]]:
     if params.get("password"):
         props["database.password"] = params["password"]
     yield props
-    with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-        for (slot,) in conn.execute("SELECT slot_name FROM pg_replication_slots WHERE database = %s", (name,)).fetchall():
-            conn.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = %s AND active", (slot,))
-        for (slot,) in conn.execute("SELECT slot_name FROM pg_replication_slots WHERE database = %s", (name,)).fetchall():
+    _drop_database(pg_admin_dsn, name)
+
+
+def _drop_database(admin_dsn: str, name: str) -> None:
+    """Drop a test database and its slots. A pipeline still winding down (a Spark worker, say)
+    may reconnect after its backend is terminated, so this tries a few times."""
+    import time
+
+    import psycopg
+
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        for attempt in range(20):
+            slots = conn.execute("SELECT slot_name, active_pid FROM pg_replication_slots WHERE database = %s",
+                                 (name,)).fetchall()
+            for slot, pid in slots:
+                if pid is not None:
+                    conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            for slot, _ in slots:
+                try:
+                    conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
+                except psycopg.Error:
+                    pass
             try:
-                conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
-            except psycopg.Error:
-                pass
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                return
+            except psycopg.errors.ObjectInUse:
+                if attempt == 19:
+                    raise
+                time.sleep(0.5)
