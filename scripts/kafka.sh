@@ -4,8 +4,12 @@
 #
 #   scripts/kafka.sh start|stop|status|bootstrap
 #
-# Environment: CDC_KAFKA_PORT (default 59092; the controller uses the next port),
-# CDC_KAFKA_DIR (default .local/kafka in the repo), CDC_CACHE (jar cache, ~/.cache/cdc).
+# Environment:
+#   CDC_KAFKA_PORT   client port (default 59092); the controller listens on the next port
+#   CDC_KAFKA_DIR    state: data, log, pid (default .local/kafka in the repo); a second
+#                    broker (a test that stops its own) uses another port and directory
+#   CDC_CACHE        jar cache (default ~/.cache/cdc); the jars land in $CDC_CACHE/kafka-jars
+#   CDC_KAFKA_START_TIMEOUT  seconds to wait for "Kafka Server started" (default 90)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 port=${CDC_KAFKA_PORT:-59092}
@@ -13,27 +17,28 @@ controller=$((port + 1))
 dir=${CDC_KAFKA_DIR:-$here/.local/kafka}
 jars=${CDC_CACHE:-$HOME/.cache/cdc}/kafka-jars
 log=$dir/server.log
+timeout=${CDC_KAFKA_START_TIMEOUT:-90}
 
 fetch() {
+  # .complete is written last, so an interrupted download is redone rather than half-used.
   [ -f "$jars/.complete" ] && return 0
+  command -v java >/dev/null || { echo "Java 17+ is needed to run Kafka (apt-get install openjdk-17-jre-headless)" >&2; exit 1; }
   command -v mvn >/dev/null || { echo "Maven is needed to fetch the Kafka jars (apt-get install maven)" >&2; exit 1; }
   mkdir -p "$jars"
-  echo "fetching Kafka jars with Maven into $jars ..." >&2
-  mvn -q -B -f "$here/scripts/kafka/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+  echo "fetching the Kafka jars from Maven Central into $jars ..." >&2
+  mvn -q -B -Dstyle.color=never -f "$here/scripts/kafka/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
     -DoutputDirectory="$jars" >&2
   touch "$jars/.complete"
 }
 
-ready() {
-  # a TCP connect to the listener (bash's /dev/tcp: no extra tool needed)
-  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null
-}
+# A TCP connect to the listener (bash's /dev/tcp: no extra tool needed).
+answers() { (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; }
 
 running() { [ -f "$dir/pid" ] && kill -0 "$(cat "$dir/pid")" 2>/dev/null; }
 
-start() {
-  if ready; then echo "Kafka already answering on $(bootstrap): using it" >&2; return 0; fi
-  fetch
+started() { [ -f "$log" ] && grep -q "Kafka Server started" "$log"; }
+
+configure() {
   mkdir -p "$dir/data"
   cat >"$dir/server.properties" <<PROPS
 process.roles=broker,controller
@@ -47,33 +52,75 @@ inter.broker.listener.name=PLAINTEXT
 log.dirs=$dir/data
 num.partitions=1
 offsets.topic.replication.factor=1
+share.coordinator.state.topic.replication.factor=1
 transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
 group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=false
 PROPS
-  if [ ! -f "$dir/data/meta.properties" ]; then
-    id=$(java -cp "$jars/*" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)
-    java -cp "$jars/*" kafka.tools.StorageTool format -t "$id" -c "$dir/server.properties" --standalone >/dev/null 2>&1 \
-      || java -cp "$jars/*" kafka.tools.StorageTool format -t "$id" -c "$dir/server.properties" >/dev/null
+  # Quiet, except for the line that says the broker is ready.
+  cat >"$dir/log4j2.properties" <<'LOG'
+appender.out.type=Console
+appender.out.name=out
+appender.out.layout.type=PatternLayout
+appender.out.layout.pattern=[%d] %p %m (%c)%n
+rootLogger.level=WARN
+rootLogger.appenderRef.out.ref=out
+logger.started.name=kafka.server.KafkaRaftServer
+logger.started.level=INFO
+LOG
+}
+
+start() {
+  if running; then
+    # Started earlier (maybe by an older version of this script, whose log is quieter): it is
+    # ready once it answers.
+    wait_until answers
+    echo "Kafka already running: $(bootstrap)" >&2
+    return 0
   fi
-  nohup java -Xms256m -Xmx512m -Dlog4j2.level=WARN -cp "$jars/*" kafka.Kafka "$dir/server.properties" >"$log" 2>&1 &
+  if answers; then echo "something already answers on $(bootstrap): using it" >&2; return 0; fi
+  fetch
+  configure
+  if [ ! -f "$dir/data/meta.properties" ]; then
+    # A cluster id is 16 random bytes in URL-safe base64 (what StorageTool random-uuid prints,
+    # without starting a JVM for it).
+    id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+    java -cp "$jars/*" kafka.tools.StorageTool format -t "$id" -c "$dir/server.properties" >"$dir/format.log" 2>&1 \
+      || { echo "formatting $dir/data failed:" >&2; cat "$dir/format.log" >&2; exit 1; }
+  fi
+  nohup java -Xms256m -Xmx512m -Dlog4j2.configurationFile="$dir/log4j2.properties" \
+    -cp "$jars/*" kafka.Kafka "$dir/server.properties" >"$log" 2>&1 </dev/null &
   echo $! >"$dir/pid"
-  for _ in $(seq 1 120); do
-    if ready; then echo "Kafka ready: $(bootstrap)" >&2; return 0; fi
-    running || break
-    sleep 0.5
+  wait_until started_and_answers
+  echo "Kafka ready: $(bootstrap)" >&2
+}
+
+started_and_answers() { started && answers; }
+
+wait_until() {
+  local deadline=$((SECONDS + timeout))
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    if "$1"; then return 0; fi
+    running || fail "Kafka exited during start-up"
+    sleep 0.2
   done
-  echo "Kafka did not start; the end of $log:" >&2
-  tail -n 30 "$log" >&2
+  fail "Kafka did not say 'Kafka Server started' (and answer on $(bootstrap)) within ${timeout}s"
+}
+
+fail() {
+  echo "$1; the end of $log:" >&2
+  tail -n 40 "$log" >&2 || true
   exit 1
 }
 
 stop() {
   if running; then
-    kill "$(cat "$dir/pid")" 2>/dev/null || true
-    for _ in $(seq 1 60); do running || break; sleep 0.5; done
-    running && kill -9 "$(cat "$dir/pid")" 2>/dev/null || true
+    local pid
+    pid=$(cat "$dir/pid")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid" 2>/dev/null || true; fi
   fi
   rm -f "$dir/pid"
 }
@@ -83,7 +130,7 @@ bootstrap() { echo "127.0.0.1:$port"; }
 case "${1:-start}" in
   start) start ;;
   stop) stop ;;
-  status) running && ready && echo "running: $(bootstrap)" || { echo "stopped"; exit 1; } ;;
+  status) if running && answers; then echo "running: $(bootstrap)"; else echo "stopped"; exit 1; fi ;;
   bootstrap) bootstrap ;;
   *) echo "usage: $0 start|stop|status|bootstrap" >&2; exit 2 ;;
 esac

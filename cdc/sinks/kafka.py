@@ -5,10 +5,18 @@
     flush():        wait for every delivery report; only then may the engine store offsets
 
 The producer is idempotent with ``acks=all`` and never gives a message up on time-outs
-(``message.timeout.ms=0``): a broker that goes away holds the pipeline until it returns.
-Topics are created when missing, like Kafka Connect's topic creation
-(``topic.creation.default.*``), compacted so deletes (tombstones) can clean up.
-Producer settings pass through as ``producer.*`` / ``kafka.*`` properties.
+(``message.timeout.ms=0``): a broker that goes away holds the pipeline (``flush`` waits and
+logs) until it returns, and the idempotent producer's sequence numbers keep retried batches
+from being written twice. Only a fatal producer error or a record Kafka refuses ends it.
+
+Missing topics are created like Kafka Connect's topic creation (``topic.creation.default.*``):
+table topics compacted, so a delete's tombstone cleans its key up. Topics that hold several
+records per key that must all stay (schema changes on ``<topic.prefix>``, transaction
+boundaries, heartbeats) and topics of keyless tables (a compacted topic refuses a record
+without a key) get ``cleanup.policy=delete``.
+
+Every ``kafka.*`` property (other than the declared options) goes to every client (security,
+client.id, ...); ``producer.*`` properties go to the producer only and win over our defaults.
 """
 from __future__ import annotations
 
@@ -19,6 +27,7 @@ from typing import Any, Sequence
 from cdc.config import Config, Option
 from cdc.core.errors import ConfigError, SinkError
 from cdc.core.records import SinkRecord
+from cdc.core.topics import heartbeat_topic, transaction_topic
 
 log = logging.getLogger(__name__)
 
@@ -33,55 +42,78 @@ KAFKA_OPTIONS: tuple[Option, ...] = (
     Option("kafka.connect.timeout.ms", int, 10000, "How long to try reaching the brokers at start before failing."),
 )
 
-# librdkafka settings we own; a user may still override them through producer.* / kafka.*.
-PRODUCER_DEFAULTS = {
+# librdkafka settings we own; a user may still override them through producer.*.
+PRODUCER_DEFAULTS: dict[str, Any] = {
     "enable.idempotence": True,
     "acks": "all",
     "message.timeout.ms": 0,  # never drop a message because the broker is away
     "linger.ms": 5,
     "compression.type": "lz4",
     "queue.buffering.max.messages": 200_000,
+    "delivery.report.only.error": True,  # flush() counts outstanding messages; only errors need a callback
 }
+
+FLUSH_WAIT_S = 5.0  # how long one flush round waits before it logs that Kafka keeps us waiting
 
 
 def bootstrap_servers(config: Config) -> str:
     servers = config.get("kafka.bootstrap.servers") or config.properties.get("bootstrap.servers")
     if not servers:
-        raise ConfigError("the Kafka sink needs kafka.bootstrap.servers", fix="--bootstrap-servers host:9092")
+        raise ConfigError("the Kafka sink needs kafka.bootstrap.servers",
+                          fix="set kafka.bootstrap.servers=host:9092 (--bootstrap-servers on the command line)")
     return str(servers)
 
 
-def client_settings(config: Config) -> dict[str, Any]:
+def client_settings(config: Config, servers: str | None = None) -> dict[str, Any]:
     """Settings shared by every client: bootstrap plus ``kafka.*`` pass-through (security, ...)."""
-    settings: dict[str, Any] = {"bootstrap.servers": bootstrap_servers(config)}
+    settings: dict[str, Any] = {"bootstrap.servers": servers or bootstrap_servers(config), "logger": log}
     declared = {o.name for o in KAFKA_OPTIONS}
     for key, value in config.with_prefix("kafka.").items():
-        if f"kafka.{key}" not in declared:
+        if f"kafka.{key}" not in declared and key != "bootstrap.servers":
             settings[key] = value
     return settings
 
 
-def check_reachable(settings: dict[str, Any], timeout_s: float) -> None:
-    """List topics with a bounded retry; a clear error when no broker answers."""
+def connect_timeout_s(config: Config) -> float:
+    """``kafka.connect.timeout.ms`` in seconds, also where the sink's options are not declared."""
+    option = next(o for o in KAFKA_OPTIONS if o.name == "kafka.connect.timeout.ms")
+    raw = config.properties.get(option.name)
+    try:
+        return (option.parse(raw) if raw not in (None, "") else option.default) / 1000
+    except ValueError as exc:
+        raise ConfigError(f"invalid value for {option.name}: {exc}") from None
+
+
+def check_reachable(settings: dict[str, Any], timeout_s: float, what: str = "kafka.bootstrap.servers") -> set[str]:
+    """List topics, retried with backoff until ``timeout_s``; return the topic names.
+
+    ``what`` names the property to fix in the error (the schema history has its own).
+    """
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
 
     admin = AdminClient(settings)
     deadline = time.monotonic() + timeout_s
-    wait = 0.5
+    wait = 0.25
     while True:
         try:
-            admin.list_topics(timeout=min(5.0, max(deadline - time.monotonic(), 0.5)))
-            return
+            left = deadline - time.monotonic()
+            return set(admin.list_topics(timeout=max(min(left, 5.0), 0.5)).topics)
         except KafkaException as exc:
-            if time.monotonic() + wait > deadline:
+            reason = exc.args[0].str() if exc.args and hasattr(exc.args[0], "str") else str(exc)
+            if time.monotonic() + wait >= deadline:
                 raise SinkError(
-                    f"cannot reach Kafka at {settings['bootstrap.servers']}: {exc.args[0].str() if exc.args else exc}",
-                    fix="start the broker, or fix kafka.bootstrap.servers (and kafka.security.* settings)",
+                    f"cannot reach Kafka at {settings['bootstrap.servers']} within {timeout_s:g} s ({reason})",
+                    fix=f"start the broker, or fix {what} (and kafka.security.protocol / kafka.sasl.* if the "
+                        "cluster needs them); kafka.connect.timeout.ms sets how long to try",
                 ) from None
-            log.warning("Kafka at %s does not answer yet; retrying", settings["bootstrap.servers"])
+            log.warning("Kafka at %s does not answer yet (%s); retrying", settings["bootstrap.servers"], reason)
             time.sleep(wait)
-            wait = min(wait * 2, 5)
+            wait = min(wait * 2, 2.0)
+
+
+def key_text(key: bytes | None) -> str:
+    return "null" if key is None else key[:200].decode(errors="replace")
 
 
 class KafkaSink:
@@ -94,105 +126,154 @@ class KafkaSink:
 
         config.declare(KAFKA_OPTIONS)
         self.settings = client_settings(config)
-        check_reachable(self.settings, config.get("kafka.connect.timeout.ms") / 1000)
-        producer_settings = {**self.settings, **PRODUCER_DEFAULTS, **config.with_prefix("producer.")}
-        self.producer = Producer(producer_settings)
-        self.admin = AdminClient(self.settings)
-        self.create_topics = config.get("topic.creation.enable")
-        self.partitions = config.get("topic.creation.default.partitions")
-        self.replication = config.get("topic.creation.default.replication.factor")
-        self.cleanup_policy = config.get("topic.creation.default.cleanup.policy")
-        self.skip_oversized = config.get("kafka.skip.oversized")
-        self._known_topics: set[str] = set(self.admin.list_topics(timeout=10).topics)
+        self.servers = self.settings["bootstrap.servers"]
+        self._known_topics = check_reachable(self.settings, connect_timeout_s(config))
+        self.create_topics: bool = config.get("topic.creation.enable")
+        self.partitions: int = config.get("topic.creation.default.partitions")
+        self.replication: int = config.get("topic.creation.default.replication.factor")
+        self.cleanup_policy: str = config.get("topic.creation.default.cleanup.policy")
+        self.skip_oversized: bool = config.get("kafka.skip.oversized")
+        self._event_topics = _event_topics(config)
         self._error: SinkError | None = None
-        self.delivered = 0
+        self._fatal: SinkError | None = None
+        self.skipped = 0
+        self.admin = AdminClient(self.settings)
+        self.producer = Producer({**self.settings, **PRODUCER_DEFAULTS, **config.with_prefix("producer."),
+                                  "on_delivery": self._on_delivery, "error_cb": self._on_error})
 
     # ---- topics -----------------------------------------------------------------------------
 
-    def _ensure_topic(self, topic: str) -> None:
-        if topic in self._known_topics:
+    def _ensure_topic(self, topic: str, key: bytes | None) -> None:
+        if not self.create_topics:
+            self._known_topics.add(topic)  # a missing topic then fails its delivery, with a clear error
             return
-        if self.create_topics:
-            from confluent_kafka import KafkaError, KafkaException
-            from confluent_kafka.admin import NewTopic
+        from confluent_kafka import KafkaError, KafkaException
+        from confluent_kafka.admin import NewTopic
 
-            new = NewTopic(topic, num_partitions=self.partitions, replication_factor=self.replication,
-                           config={"cleanup.policy": self.cleanup_policy})
-            try:
-                self.admin.create_topics([new], request_timeout=30)[topic].result(30)
-                log.info("created topic %s (%d partitions, cleanup.policy=%s)", topic, self.partitions, self.cleanup_policy)
-            except KafkaException as exc:
-                error = exc.args[0]
-                if error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
-                    pass
-                elif error.code() in (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED):
-                    raise SinkError(f"not allowed to create topic {topic}: {error.str()}",
-                                    fix="grant CREATE on the topic (or cluster) to this client, or create it beforehand") from None
-                else:
-                    raise SinkError(f"cannot create topic {topic}: {error.str()}") from None
+        policy = "delete" if key is None or topic in self._event_topics else self.cleanup_policy
+        new = NewTopic(topic, num_partitions=self.partitions, replication_factor=self.replication,
+                       config={"cleanup.policy": policy})
+        try:
+            self.admin.create_topics([new], request_timeout=30)[topic].result(60)
+            log.info("created topic %s (%d partitions, replication %d, cleanup.policy=%s)",
+                     topic, self.partitions, self.replication, policy)
+        except KafkaException as exc:
+            error = exc.args[0]
+            if error.code() in (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED):
+                raise SinkError(f"not allowed to create topic {topic} at {self.servers}: {error.str()}",
+                                fix="grant CREATE on the topic (or the cluster) to this client's principal, "
+                                    "or create the topic beforehand and set topic.creation.enable=false") from None
+            if error.code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise SinkError(f"cannot create topic {topic} at {self.servers}: {error.str()}",
+                                fix="create it beforehand, or check topic.creation.default.* against the "
+                                    "cluster (replication factor <= brokers)") from None
         self._known_topics.add(topic)
+
+    # ---- delivery reports -------------------------------------------------------------------
+
+    def _on_error(self, error: Any) -> None:
+        """Client-level errors: a fatal one ends the sink, the rest (broker down) are waited out."""
+        if error.fatal():
+            self._fatal = self._fatal or SinkError(
+                f"the Kafka producer hit a fatal error: {error.str()}",
+                fix="restart the pipeline; records not acknowledged are sent again from the stored offset")
+        else:
+            log.debug("Kafka client: %s", error.str())
+
+    def _on_delivery(self, error: Any, message: Any) -> None:
+        if error is not None and self._error is None:
+            self._error = self._failure(error, message.topic(), message.key(), len(message.value() or b""))
+
+    def _failure(self, error: Any, topic: str, key: bytes | None, size: int) -> SinkError | None:
+        """The error for a refused record, or None when it is skipped by configuration."""
+        from confluent_kafka import KafkaError
+
+        code = error.code()
+        where = f"topic {topic}, key {key_text(key)}"
+        if code in (KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.INVALID_MSG_SIZE):
+            if self.skip_oversized:
+                self.skipped += 1
+                log.warning("skipped a record of %d bytes over message.max.bytes (%s)", size, where)
+                return None
+            return SinkError(
+                f"a record of {size} bytes is over message.max.bytes ({where})",
+                fix="raise max.message.bytes on the topic (message.max.bytes on the broker) and "
+                    "producer.message.max.bytes, or set kafka.skip.oversized=true to skip such records")
+        if code in (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED):
+            return SinkError(f"not authorized to write to topic {topic} at {self.servers}: {error.str()}",
+                             fix="grant WRITE (and DESCRIBE) on the topic to this client's principal")
+        if code in (KafkaError._UNKNOWN_TOPIC, KafkaError.UNKNOWN_TOPIC_OR_PART):
+            return SinkError(f"topic {topic} does not exist at {self.servers} ({where})",
+                             fix="create it, or set topic.creation.enable=true")
+        if key is None and code in (KafkaError.INVALID_RECORD, KafkaError.CORRUPT_MESSAGE, KafkaError.INVALID_MSG):
+            return SinkError(f"Kafka refused a record without a key ({where}): {error.str()}",
+                             fix="a compacted topic needs keys: give the table a key (message.key.columns) "
+                                 "or set cleanup.policy=delete on the topic")
+        return SinkError(f"Kafka refused a record ({where}): {error.str()}")
+
+    def _raise_pending(self) -> None:
+        if self._fatal is not None:
+            raise self._fatal
+        if self._error is not None:
+            raise self._error
 
     # ---- the Sink contract ------------------------------------------------------------------
 
-    def _delivered(self, error: Any, message: Any) -> None:
-        if error is None:
-            self.delivered += 1
-            return
-        from confluent_kafka import KafkaError
-
-        key = message.key().decode(errors="replace") if message.key() else None
-        where = f"topic {message.topic()}, key {key}"
-        if error.code() == KafkaError.MSG_SIZE_TOO_LARGE:
-            if self.skip_oversized:
-                log.warning("skipped a record over message.max.bytes (%d bytes) in %s", len(message.value() or b""), where)
-                return
-            failure = SinkError(
-                f"a record of {len(message.value() or b'')} bytes is over message.max.bytes ({where})",
-                fix="raise message.max.bytes on the topic/broker and producer.message.max.bytes, "
-                    "or set kafka.skip.oversized=true to skip such records",
-            )
-        elif error.code() in (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError.CLUSTER_AUTHORIZATION_FAILED):
-            failure = SinkError(f"not authorized to write to {message.topic()}: {error.str()}",
-                                fix="grant WRITE on the topic to this client's principal")
-        else:
-            failure = SinkError(f"Kafka refused a record ({where}): {error.str()}")
-        if self._error is None:
-            self._error = failure
-
     def write(self, records: Sequence[SinkRecord]) -> None:
+        from confluent_kafka import KafkaException
+
         produce = self.producer.produce
         poll = self.producer.poll
         for record in records:
             if record.topic not in self._known_topics:
-                self._ensure_topic(record.topic)
+                self._ensure_topic(record.topic, record.key)
+            waited_since = 0.0
             while True:
                 try:
-                    produce(record.topic, record.value, record.key, headers=record.headers,
-                            on_delivery=self._delivered)
+                    produce(record.topic, record.value, record.key, headers=record.headers)
                     break
                 except BufferError:
                     # The local queue is full (slow or absent broker): wait here, drop nothing.
-                    poll(0.5)
-                    if self._error is not None:
-                        raise self._error
-            if self._error is not None:
-                raise self._error
+                    if not waited_since:
+                        waited_since = time.monotonic()
+                    elif time.monotonic() - waited_since > FLUSH_WAIT_S:
+                        log.warning("Kafka at %s does not take records (%d queued); waiting",
+                                    self.servers, len(self.producer))
+                        waited_since = time.monotonic()
+                    poll(0.1)
+                    self._raise_pending()
+                except KafkaException as exc:  # refused locally, e.g. over producer message.max.bytes
+                    failure = self._failure(exc.args[0], record.topic, record.key, len(record.value or b""))
+                    if failure is not None:
+                        raise failure from None
+                    break
+            self._raise_pending()
         poll(0)
 
     def flush(self) -> None:
+        """Return once every written record is acknowledged; wait (and say so) while Kafka is away."""
         waited = 0.0
         while True:
-            remaining = self.producer.flush(5.0)
-            if self._error is not None:
-                raise self._error
+            remaining = self.producer.flush(FLUSH_WAIT_S)
+            self._raise_pending()
             if remaining == 0:
                 return
-            waited += 5.0
-            log.warning("%d records wait for Kafka at %s (%.0f s); holding the pipeline until it answers",
-                        remaining, self.settings["bootstrap.servers"], waited)
+            waited += FLUSH_WAIT_S
+            log.warning("%d records are not acknowledged by Kafka at %s after %.0f s (broker unreachable?); "
+                        "holding the pipeline until it answers", remaining, self.servers, waited)
 
     def close(self) -> None:
-        try:
-            self.producer.flush(10)
-        finally:
-            pass
+        # Bounded: records still unacknowledged were not committed, so a restart sends them again.
+        remaining = self.producer.flush(10)
+        if remaining:
+            log.warning("closing with %d records not acknowledged by Kafka at %s; they are sent again on restart",
+                        remaining, self.servers)
+
+
+def _event_topics(config: Config) -> set[str]:
+    """Topics whose records must all be kept (not compacted): schema changes, transactions, heartbeats."""
+    prefix = config.properties.get("topic.prefix")
+    if not prefix:
+        return set()
+    return {str(prefix), transaction_topic(str(prefix), config.properties.get("transaction.topic")),
+            heartbeat_topic(str(prefix), config.properties.get("heartbeat.topics.prefix") or "__debezium-heartbeat")}

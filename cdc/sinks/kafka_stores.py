@@ -1,22 +1,30 @@
 """Offsets and schema history kept in Kafka topics, as Kafka Connect and Debezium keep them.
 
-* Offsets: a compacted topic (``offset.storage.topic``, default ``cdc-offsets``) keyed like
-  Kafka Connect's: ``["<name>",{"server":"<topic.prefix>"}]``; the value is the offset JSON.
-  ``load`` reads the topic to its end and keeps the last value of our key.
+* Offsets: a compacted topic (``offset.storage.topic``, default ``cdc-offsets``). The key is
+  Kafka Connect's offset key for a Debezium connector, ``["<name>",{"server":"<topic.prefix>"}]``
+  (connector name, then the source partition), so several pipelines share one topic and a
+  reader of Connect's offsets topic finds the familiar shape; the value is the offset JSON.
+  ``load`` reads every partition to its end and keeps the last value of our key (one key
+  always lands in one partition, so its order holds). ``save`` returns once Kafka acknowledged.
 * Schema history: ``schema.history.internal.kafka.topic``, one partition (the order of DDL
-  matters), ``retention.ms=-1``; ``entries`` reads it whole from the beginning. A topic with
-  more than one partition is refused: the history would be read out of order.
+  matters), ``retention.ms=-1``, records without a key as Debezium writes them. ``entries``
+  reads it from the beginning to the end offset at the time of the call. A topic with more
+  than one partition is refused: the history would be read out of order.
+
+Writes wait while the broker is unreachable (logging), as the sink does: offsets and history
+are written after the sink's records, so a broker that is away holds the pipeline either way.
 """
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any, Iterator
 
 import orjson
 
 from cdc.config import Config, Option
-from cdc.core.errors import OffsetStoreError, SchemaHistoryError
-from cdc.sinks.kafka import client_settings
+from cdc.core.errors import CdcError, OffsetStoreError, SchemaHistoryError, SinkError
+from cdc.sinks.kafka import FLUSH_WAIT_S, bootstrap_servers, check_reachable, client_settings, connect_timeout_s
 
 log = logging.getLogger(__name__)
 
@@ -31,130 +39,223 @@ HISTORY_OPTIONS: tuple[Option, ...] = (
     Option("schema.history.internal.kafka.recovery.poll.interval.ms", int, 1000, "Poll time while reading the history."),
 )
 
-
-def _ensure_topic(settings: dict[str, Any], topic: str, config: dict[str, str], replication: int,
-                  error: type[Exception]) -> int:
-    """Create the topic (1 partition) when missing; return its partition count."""
-    from confluent_kafka import KafkaError, KafkaException
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient(settings)
-    metadata = admin.list_topics(timeout=10)
-    if topic in metadata.topics:
-        return len(metadata.topics[topic].partitions)
-    try:
-        admin.create_topics([NewTopic(topic, 1, replication, config=config)])[topic].result(30)
-    except KafkaException as exc:
-        if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-            raise error(f"cannot create topic {topic}: {exc.args[0].str()}") from None
-    return 1
+READ_STALL_S = 60.0  # a read that gets nothing for this long while the topic has more is an error
 
 
-def _read_all(settings: dict[str, Any], topic: str) -> Iterator[Any]:
-    """Every message of partition 0 of ``topic``, from the beginning to its end now."""
-    from confluent_kafka import Consumer, KafkaError, TopicPartition
+class _Topic:
+    """One topic: created when missing, written synchronously, read whole."""
 
-    consumer = Consumer({**settings, "group.id": "cdc-reader", "enable.auto.commit": False,
-                         "auto.offset.reset": "earliest", "enable.partition.eof": True})
-    try:
-        low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
-        if high <= low:
-            return
-        consumer.assign([TopicPartition(topic, 0, low)])
+    def __init__(self, settings: dict[str, Any], topic: str, error: type[CdcError], connect_timeout: float,
+                 what: str) -> None:
+        self.settings = settings
+        self.topic = topic
+        self.error = error
+        self.poll_s = 1.0
+        try:
+            self.known = topic in check_reachable(settings, connect_timeout, what)
+        except SinkError as exc:
+            raise error(exc.message, fix=exc.fix) from None
+        self._producer: Any = None
+
+    def ensure(self, config: dict[str, str], replication: int) -> int:
+        """Create the topic (one partition) when missing; return its partition count."""
+        from confluent_kafka import KafkaError, KafkaException
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        admin = AdminClient(self.settings)
+        if not self.known:
+            try:
+                admin.create_topics([NewTopic(self.topic, 1, replication, config=config)])[self.topic].result(60)
+                log.info("created topic %s (%s)", self.topic, ", ".join(f"{k}={v}" for k, v in config.items()))
+            except KafkaException as exc:
+                if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                    raise self.error(f"cannot create topic {self.topic} at {self.settings['bootstrap.servers']}: "
+                                     f"{exc.args[0].str()}",
+                                     fix="create it beforehand (one partition), or grant CREATE to this client") from None
+        # A topic just created takes a moment to show in the metadata that readers rely on.
+        deadline = time.monotonic() + 30
         while True:
-            message = consumer.poll(5.0)
-            if message is None:
-                continue
-            if message.error():
-                if message.error().code() == KafkaError._PARTITION_EOF:
-                    return
-                raise OSError(message.error().str())
-            yield message
-            if message.offset() >= high - 1:
+            metadata = admin.list_topics(self.topic, timeout=30).topics.get(self.topic)
+            if metadata is not None and metadata.error is None and metadata.partitions:
+                self.known = True
+                return len(metadata.partitions)
+            if time.monotonic() > deadline:
+                raise self.error(f"topic {self.topic} does not show in the metadata of "
+                                 f"{self.settings['bootstrap.servers']}: {metadata.error if metadata else 'missing'}")
+            time.sleep(0.1)
+
+    def write(self, key: bytes | None, value: bytes) -> None:
+        """Produce one record and wait for its acknowledgement (waiting out an absent broker)."""
+        from confluent_kafka import KafkaException, Producer
+
+        if self._producer is None:
+            self._producer = Producer({**self.settings, "enable.idempotence": True, "acks": "all",
+                                       "message.timeout.ms": 0, "linger.ms": 0})
+        problems: list[str] = []
+        try:
+            self._producer.produce(self.topic, value, key,
+                                   on_delivery=lambda err, _msg: err is not None and problems.append(err.str()))
+        except KafkaException as exc:
+            problems.append(exc.args[0].str())
+        waited = 0.0
+        while not problems and self._producer.flush(FLUSH_WAIT_S):
+            waited += FLUSH_WAIT_S
+            log.warning("Kafka at %s has not acknowledged a write to %s after %.0f s (broker unreachable?); waiting",
+                        self.settings["bootstrap.servers"], self.topic, waited)
+        if problems:
+            raise self.error(f"could not write to topic {self.topic} at {self.settings['bootstrap.servers']}: "
+                             f"{problems[0]}")
+
+    def read(self) -> Iterator[Any]:
+        """Every message of every partition, from the beginning to the end offsets of now."""
+        from confluent_kafka import KafkaException
+
+        try:
+            yield from self._read()
+        except KafkaException as exc:
+            raise OSError(exc.args[0].str() if exc.args else str(exc)) from None
+
+    def _read(self) -> Iterator[Any]:
+        from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+        consumer = Consumer({**self.settings, "group.id": "cdc-store-reader", "enable.auto.commit": False,
+                             "auto.offset.reset": "earliest", "enable.partition.eof": True})
+        try:
+            metadata = consumer.list_topics(self.topic, timeout=30).topics[self.topic]
+            ends: dict[int, int] = {}
+            starts = []
+            for partition in metadata.partitions:
+                low, high = consumer.get_watermark_offsets(TopicPartition(self.topic, partition), timeout=30)
+                if high > low:
+                    ends[partition] = high
+                    starts.append(TopicPartition(self.topic, partition, low))
+            if not ends:
                 return
-    finally:
-        consumer.close()
+            consumer.assign(starts)
+            last_progress = time.monotonic()
+            while ends:
+                message = consumer.poll(self.poll_s)
+                if message is None:
+                    if time.monotonic() - last_progress > READ_STALL_S:
+                        raise OSError(f"no data for {READ_STALL_S:.0f} s although partitions {sorted(ends)} have more")
+                    continue
+                partition = message.partition()
+                if message.error():
+                    if message.error().code() != KafkaError._PARTITION_EOF:
+                        raise OSError(message.error().str())
+                    # At the log's end: nothing before our end offset is left (the last offsets
+                    # may hold no record to deliver, e.g. a transaction marker).
+                    done = partition in ends
+                else:
+                    last_progress = time.monotonic()
+                    if partition not in ends:
+                        continue
+                    yield message
+                    done = message.offset() >= ends[partition] - 1
+                if done:
+                    consumer.incremental_unassign([TopicPartition(self.topic, partition)])
+                    del ends[partition]
+        finally:
+            consumer.close()
 
-
-def _produce(settings: dict[str, Any], topic: str, key: bytes | None, value: bytes, error: type[Exception]) -> None:
-    from confluent_kafka import Producer
-
-    problems: list[str] = []
-    producer = Producer({**settings, "enable.idempotence": True, "acks": "all"})
-    producer.produce(topic, value, key, on_delivery=lambda err, msg: err and problems.append(err.str()))
-    if producer.flush(30) or problems:
-        raise error(f"could not write to {topic}: {problems[0] if problems else 'timed out'}")
+    def close(self) -> None:
+        if self._producer is not None:
+            self._producer.flush(10)
+            self._producer = None
 
 
 class KafkaOffsetStore:
+    """Offsets of one pipeline (``name``) in a compacted Kafka topic."""
+
     options = OFFSET_OPTIONS
 
     def __init__(self, config: Config, name: str) -> None:
         config.declare(OFFSET_OPTIONS)
-        self.settings = client_settings(config)
-        self.topic = config.get("offset.storage.topic")
-        self.key = orjson.dumps([name, {"server": config.get("topic.prefix")}])
-        _ensure_topic(self.settings, self.topic, {"cleanup.policy": "compact"},
-                      config.get("offset.storage.replication.factor"), OffsetStoreError)
+        self.name = name
+        server = config.properties.get("topic.prefix") or name
+        self.key = orjson.dumps([name, {"server": server}])
+        self.io = _Topic(client_settings(config), config.get("offset.storage.topic"), OffsetStoreError,
+                         connect_timeout_s(config), "kafka.bootstrap.servers")
+        self.io.ensure({"cleanup.policy": "compact"}, config.get("offset.storage.replication.factor"))
+
+    @property
+    def topic(self) -> str:
+        return self.io.topic
 
     def load(self) -> dict[str, Any] | None:
         found: dict[str, Any] | None = None
         try:
-            for message in _read_all(self.settings, self.topic):
+            for message in self.io.read():
                 if message.key() == self.key:
                     found = orjson.loads(message.value()) if message.value() is not None else None
         except (OSError, orjson.JSONDecodeError) as exc:
-            raise OffsetStoreError(f"cannot read offsets from topic {self.topic}: {exc}") from None
+            raise OffsetStoreError(f"cannot read offsets of {self.name} from topic {self.topic}: {exc}",
+                                   fix="check the topic with a console consumer; moving to a new "
+                                       "offset.storage.topic starts over (per snapshot.mode)") from None
         return found
 
     def save(self, offset: dict[str, Any]) -> None:
-        _produce(self.settings, self.topic, self.key, orjson.dumps(offset), OffsetStoreError)
+        self.io.write(self.key, orjson.dumps(offset))
 
     def close(self) -> None:
-        pass
+        self.io.close()
 
 
 class KafkaSchemaHistory:
+    """DDL history in a one-partition, never-expiring Kafka topic."""
+
     options = HISTORY_OPTIONS
 
     def __init__(self, config: Config) -> None:
         config.declare(HISTORY_OPTIONS)
-        self.topic = config.get("schema.history.internal.kafka.topic")
-        if not self.topic:
+        topic = config.get("schema.history.internal.kafka.topic")
+        if not topic:
             raise SchemaHistoryError("schema.history.internal.kafka.topic is not set",
-                                     fix="name a topic for the schema history (one partition, never compacted)")
-        settings = client_settings(config)
-        servers = config.get("schema.history.internal.kafka.bootstrap.servers")
-        if servers:
-            settings["bootstrap.servers"] = servers
-        self.settings = settings
-        partitions = _ensure_topic(settings, self.topic, {"cleanup.policy": "delete", "retention.ms": "-1",
-                                                          "retention.bytes": "-1"}, 1, SchemaHistoryError)
+                                     fix="name a topic for the schema history (one partition, never deleted)")
+        what = "schema.history.internal.kafka.bootstrap.servers"  # the property to fix when unreachable
+        servers = config.get(what)
+        if not servers:
+            try:
+                servers, what = bootstrap_servers(config), "kafka.bootstrap.servers"
+            except CdcError:
+                raise SchemaHistoryError("no brokers for the schema history",
+                                         fix="set schema.history.internal.kafka.bootstrap.servers") from None
+        self.io = _Topic(client_settings(config, servers), topic, SchemaHistoryError, connect_timeout_s(config), what)
+        self.io.poll_s = config.get("schema.history.internal.kafka.recovery.poll.interval.ms") / 1000
+        partitions = self.io.ensure({"cleanup.policy": "delete", "retention.ms": "-1", "retention.bytes": "-1"}, 1)
         if partitions != 1:
             raise SchemaHistoryError(
-                f"schema history topic {self.topic} has {partitions} partitions; its records must stay in order",
-                fix=f"delete it and let cdc create it, or create it with one partition and retention.ms=-1",
+                f"schema history topic {topic} has {partitions} partitions; its records must stay in order",
+                fix="point schema.history.internal.kafka.topic at a new topic (cdc creates it with one "
+                    "partition and retention.ms=-1), or recreate this one with a single partition",
             )
 
+    @property
+    def topic(self) -> str:
+        return self.io.topic
+
     def record(self, entry: dict[str, Any]) -> None:
-        _produce(self.settings, self.topic, None, orjson.dumps(entry), SchemaHistoryError)
+        self.io.write(None, orjson.dumps(entry))
 
     def entries(self) -> Iterator[dict[str, Any]]:
         try:
-            for message in _read_all(self.settings, self.topic):
-                yield orjson.loads(message.value())
+            for message in self.io.read():
+                if message.value() is not None:
+                    yield orjson.loads(message.value())
         except (OSError, orjson.JSONDecodeError) as exc:
-            raise SchemaHistoryError(f"cannot read schema history topic {self.topic}: {exc}") from None
+            raise SchemaHistoryError(f"cannot read schema history topic {self.topic}: {exc}",
+                                     fix="a source cannot decode rows without its history: restore the topic, "
+                                         "or start over with a new topic and a new snapshot") from None
 
     def exists(self) -> bool:
         from confluent_kafka import Consumer, TopicPartition
 
-        consumer = Consumer({**self.settings, "group.id": "cdc-reader"})
+        consumer = Consumer({**self.io.settings, "group.id": "cdc-store-reader"})
         try:
-            low, high = consumer.get_watermark_offsets(TopicPartition(self.topic, 0), timeout=10)
+            low, high = consumer.get_watermark_offsets(TopicPartition(self.topic, 0), timeout=30)
         finally:
             consumer.close()
         return high > low
 
     def close(self) -> None:
-        pass
+        self.io.close()
