@@ -1,0 +1,1 @@
+"""MySQL / MariaDB source (binlog). So far: the schema side (DDL -> tableChanges, types)."""

@@ -1,0 +1,749 @@
+"""MySQL/MariaDB columns -> Debezium's Kafka Connect schemas, and binlog values -> JSON payloads.
+
+A column comes from the DDL model (``ddl.py``): Debezium chooses the Connect type from the
+column's ``typeName`` and JDBC type (``BinlogValueConverters``, 3.5). Values arrive as
+python-mysql-replication 1.0.17 decodes them (int, float, Decimal, str, bytes, date, datetime,
+timedelta, set, a "0101" string for BIT, parsed JSON); pymysql's snapshot values (bytes for BIT,
+"a,c" for SET, str for JSON) are accepted too. A converter is chosen once per column and returns
+what the JSON converter writes (base64 text for bytes and decimals).
+
+| MySQL / MariaDB                    | Connect type / semantic name                                 |
+|------------------------------------|--------------------------------------------------------------|
+| BOOL, BOOLEAN, BIT(1)              | boolean                                                      |
+| BIT(n>1)                           | bytes ``io.debezium.data.Bits`` (little-endian)              |
+| TINYINT [UNSIGNED], SMALLINT       | int16                                                        |
+| SMALLINT UNSIGNED, MEDIUMINT, INT  | int32                                                        |
+| INT UNSIGNED, BIGINT               | int64                                                        |
+| BIGINT UNSIGNED                    | int64 (long: wraps past 2^63) / Decimal(20,0) (precise)      |
+| FLOAT, FLOAT(p<=24), REAL          | float                                                        |
+| FLOAT(p>24), FLOAT(m,d), DOUBLE    | double                                                       |
+| DECIMAL(p,s), NUMERIC              | bytes ``org.apache.kafka.connect.data.Decimal`` / double / string |
+| CHAR, VARCHAR, TEXT, NCHAR, ...    | string                                                       |
+| ENUM / SET                         | string ``io.debezium.data.Enum`` / ``EnumSet`` ("a,c")       |
+| JSON / UUID (MariaDB)              | string ``io.debezium.data.Json`` / ``Uuid``                  |
+| BINARY, VARBINARY, BLOB            | bytes / base64 / base64-url-safe / hex strings               |
+| DATE                               | int32 ``io.debezium.time.Date``                              |
+| TIME                               | int64 ``io.debezium.time.MicroTime``                         |
+| DATETIME(0-3) / (4-6)              | int64 ``io.debezium.time.Timestamp`` / ``MicroTimestamp``    |
+| TIMESTAMP                          | string ``io.debezium.time.ZonedTimestamp`` (UTC)             |
+| YEAR                               | int32 ``io.debezium.time.Year``                              |
+| GEOMETRY..., POINT                 | struct ``io.debezium.data.geometry.Geometry`` / ``Point``    |
+| INET4, INET6 (MariaDB)             | string                                                       |
+
+``time.precision.mode=connect`` uses Kafka Connect's Date/Time/Timestamp (milliseconds);
+``adaptive`` makes TIME(0-3) ``io.debezium.time.Time`` (milliseconds). A column's DEFAULT
+becomes the schema's ``default``, converted as Debezium's ``BinlogDefaultValueConverter`` does;
+its comment (kept only with ``include.schema.comments``) becomes ``doc``.
+
+A None value of a NOT NULL column (MySQL's zero dates) becomes the schema default, else a zero
+value, as Debezium does. python-mysql-replication returns None for an empty SET: pass ``""``
+for a value whose ``none_sources`` entry is ``"empty set"``.
+"""
+from __future__ import annotations
+
+import base64
+import ipaddress
+import math
+import re
+import struct
+import uuid
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, timezone
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any, Callable
+
+from cdc.core.errors import ConfigError
+from cdc.core.schema import Column
+from cdc.sources.mysql.ddl import JDBC, enum_options
+
+__all__ = ["TypeModes", "field_schema", "value_converter", "Converter"]
+
+Converter = Callable[[Any], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class TypeModes:
+    decimal_handling_mode: str = "precise"  # precise | double | string
+    time_precision_mode: str = "adaptive_time_microseconds"  # | adaptive | connect
+    binary_handling_mode: str = "bytes"  # bytes | base64 | base64-url-safe | hex
+    bigint_unsigned_handling_mode: str = "long"  # long | precise
+
+    def __post_init__(self) -> None:
+        for name, allowed in _ALLOWED_MODES.items():
+            if getattr(self, name) not in allowed:
+                option = name.replace("_", ".")
+                raise ConfigError(f"{option}={getattr(self, name)!r} is not supported here",
+                                  fix=f"use one of {', '.join(allowed)}")
+
+
+_ALLOWED_MODES = {
+    "decimal_handling_mode": ("precise", "double", "string"),
+    "time_precision_mode": ("adaptive_time_microseconds", "adaptive", "connect"),
+    "binary_handling_mode": ("bytes", "base64", "base64-url-safe", "hex"),
+    "bigint_unsigned_handling_mode": ("long", "precise"),
+}
+
+# ---- classifying a column ---------------------------------------------------------------------
+
+_GEOMETRY = {"GEOMETRY", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING", "MULTIPOLYGON",
+             "GEOMETRYCOLLECTION", "GEOMCOLLECTION"}
+_UNSIGNED_BITS = {"TINYINT": 8, "INT1": 8, "SMALLINT": 16, "INT2": 16, "MEDIUMINT": 24, "INT3": 24,
+                  "MIDDLEINT": 24, "INT": 32, "INTEGER": 32, "INT4": 32, "BIGINT": 64, "INT8": 64}
+_STRING_TYPES = {JDBC.CHAR, JDBC.VARCHAR, JDBC.NCHAR, JDBC.NVARCHAR}
+_BINARY_TYPES = {JDBC.BINARY, JDBC.VARBINARY, JDBC.BLOB}
+
+
+def _base(column: Column) -> str:
+    """The type's first word(s): ``INT`` of ``INT UNSIGNED ZEROFILL``."""
+    name = column.type_name.upper()
+    for suffix in (" ZEROFILL", " UNSIGNED", " SIGNED", " PRECISION", " BINARY"):
+        name = name.replace(suffix, "")
+    return name
+
+
+def _unsigned(column: Column) -> bool:
+    words = column.type_name.upper().split()
+    return "UNSIGNED" in words or "ZEROFILL" in words  # ZEROFILL implies UNSIGNED
+
+
+def _kind(column: Column, modes: TypeModes) -> str:
+    base = _base(column)
+    jdbc = column.jdbc_type
+    if base == "JSON":
+        return "json"
+    if base == "POINT":
+        return "point"
+    if base in _GEOMETRY:
+        return "geometry"
+    if base == "YEAR":
+        return "year"
+    if base == "ENUM":
+        return "enum"
+    if base == "SET":
+        return "set"
+    if base == "UUID":
+        return "uuid"
+    if base in ("INET4", "INET6"):
+        return "inet"
+    if base in _UNSIGNED_BITS and _unsigned(column):
+        bits = _UNSIGNED_BITS[base]
+        if bits == 64:
+            return "ubigint_precise" if modes.bigint_unsigned_handling_mode == "precise" else "ubigint_long"
+        return f"uint{bits}"
+    if jdbc == JDBC.FLOAT and column.scale is None and (column.length is None or column.length <= 24):
+        return "float32"
+    if jdbc == JDBC.BIT:
+        return "bits" if (column.length or 1) > 1 else "bit"
+    return {
+        JDBC.BOOLEAN: "boolean", JDBC.SMALLINT: "int16", JDBC.INTEGER: "int32", JDBC.BIGINT: "int64",
+        JDBC.REAL: "float32", JDBC.FLOAT: "float64", JDBC.DOUBLE: "float64", JDBC.DECIMAL: "decimal",
+        JDBC.NUMERIC: "decimal", JDBC.DATE: "date", JDBC.TIME: "time", JDBC.TIMESTAMP: "datetime",
+        JDBC.TIMESTAMP_WITH_TIMEZONE: "timestamp",
+    }.get(jdbc) or ("string" if jdbc in _STRING_TYPES else "binary" if jdbc in _BINARY_TYPES else "unsupported")
+
+
+def _precision(column: Column) -> int:
+    """Fractional-second digits as Debezium sees them: the declared length, or -1."""
+    return column.length if column.length is not None else -1
+
+
+# ---- schemas ----------------------------------------------------------------------------------
+
+def _schema(type_: str, name: str | None = None, parameters: dict[str, str] | None = None,
+            fields: list[dict[str, Any]] | None = None, doc: str | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": type_}
+    if fields is not None:
+        schema["fields"] = fields
+    schema["optional"] = True
+    if name is not None:
+        schema["name"] = name
+        schema["version"] = 1
+    if doc is not None:
+        schema["doc"] = doc
+    if parameters is not None:
+        schema["parameters"] = parameters
+    return schema
+
+
+def _decimal_schema(precision: int, scale: int) -> dict[str, Any]:
+    return _schema("bytes", "org.apache.kafka.connect.data.Decimal",
+                   {"scale": str(scale), "connect.decimal.precision": str(precision)})
+
+
+def _base_schema(column: Column, kind: str, modes: TypeModes) -> dict[str, Any] | None:
+    connect = modes.time_precision_mode == "connect"
+    if kind in ("boolean", "bit"):
+        return _schema("boolean")
+    if kind == "bits":
+        return _schema("bytes", "io.debezium.data.Bits", {"length": str(column.length)})
+    if kind in ("int16", "uint8"):
+        return _schema("int16")
+    if kind in ("int32", "uint16", "uint24"):
+        return _schema("int32")
+    if kind in ("int64", "uint32", "ubigint_long"):
+        return _schema("int64")
+    if kind == "ubigint_precise":
+        return _decimal_schema(20, 0)
+    if kind == "float32":
+        return _schema("float")
+    if kind == "float64":
+        return _schema("double")
+    if kind == "decimal":
+        if modes.decimal_handling_mode == "double":
+            return _schema("double")
+        if modes.decimal_handling_mode == "string":
+            return _schema("string")
+        return _decimal_schema(column.length if column.length is not None else 10, column.scale or 0)
+    if kind in ("string", "inet"):
+        return _schema("string")
+    if kind == "enum":
+        return _schema("string", "io.debezium.data.Enum", {"allowed": ",".join(enum_options(column.enum_values))})
+    if kind == "set":
+        return _schema("string", "io.debezium.data.EnumSet", {"allowed": ",".join(enum_options(column.enum_values))})
+    if kind == "json":
+        return _schema("string", "io.debezium.data.Json")
+    if kind == "uuid":
+        return _schema("string", "io.debezium.data.Uuid")
+    if kind == "binary":
+        return _schema("bytes" if modes.binary_handling_mode == "bytes" else "string")
+    if kind == "year":
+        return _schema("int32", "io.debezium.time.Year")
+    if kind == "date":
+        return _schema("int32", "org.apache.kafka.connect.data.Date" if connect else "io.debezium.time.Date")
+    if kind == "time":
+        if connect:
+            return _schema("int32", "org.apache.kafka.connect.data.Time")
+        if modes.time_precision_mode == "adaptive" and _precision(column) <= 3:
+            return _schema("int32", "io.debezium.time.Time")
+        return _schema("int64", "io.debezium.time.MicroTime")
+    if kind == "datetime":
+        if connect:
+            return _schema("int64", "org.apache.kafka.connect.data.Timestamp")
+        if _precision(column) <= 3:
+            return _schema("int64", "io.debezium.time.Timestamp")
+        return _schema("int64", "io.debezium.time.MicroTimestamp")
+    if kind == "timestamp":
+        return _schema("string", "io.debezium.time.ZonedTimestamp")
+    if kind == "geometry":
+        return _schema("struct", "io.debezium.data.geometry.Geometry", doc="Geometry", fields=[
+            {"type": "bytes", "optional": False, "field": "wkb"},
+            {"type": "int32", "optional": True, "field": "srid"}])
+    if kind == "point":
+        return _schema("struct", "io.debezium.data.geometry.Point", doc="Geometry (POINT)", fields=[
+            {"type": "double", "optional": False, "field": "x"},
+            {"type": "double", "optional": False, "field": "y"},
+            {"type": "bytes", "optional": True, "field": "wkb"},
+            {"type": "int32", "optional": True, "field": "srid"}])
+    return None
+
+
+def field_schema(column: Column, modes: TypeModes) -> dict[str, Any] | None:
+    """The column's Connect schema as Debezium's JSON converter prints it (without "field").
+
+    None for a type Debezium cannot represent (VECTOR): Debezium leaves such columns out.
+    """
+    kind = _kind(column, modes)
+    schema = _base_schema(column, kind, modes)
+    if schema is None:
+        return None
+    schema["optional"] = column.optional
+    if column.comment is not None:  # the comment is the doc (replacing a type's own), before parameters
+        parameters = schema.pop("parameters", None)
+        schema["doc"] = column.comment
+        if parameters is not None:
+            schema["parameters"] = parameters
+    default = _default_value(column, kind, modes)
+    if default is not None:
+        schema["default"] = default
+    return schema
+
+
+# ---- value converters -------------------------------------------------------------------------
+
+_b64 = base64.b64encode
+_EPOCH = datetime(1970, 1, 1)
+_EPOCH_DATE = date(1970, 1, 1)
+_ONE_US = timedelta(microseconds=1)
+
+
+def _unscaled_bytes(unscaled: int) -> str:
+    """Two's-complement big-endian bytes of the smallest width, base64 (Connect's Decimal)."""
+    length = (unscaled + (unscaled < 0)).bit_length() // 8 + 1
+    return _b64(unscaled.to_bytes(length, "big", signed=True)).decode()
+
+
+def _float32(value: float) -> float:
+    """The shortest decimal that reads back as the same 32-bit float (what Java prints)."""
+    if not math.isfinite(value):
+        return value
+    single = struct.unpack("<f", struct.pack("<f", value))[0]
+    for digits in (6, 7, 8, 9):
+        candidate = float(f"{single:.{digits}g}")
+        if struct.unpack("<f", struct.pack("<f", candidate))[0] == single:
+            return candidate
+    return single
+
+
+def _to_int(value: Any) -> int:
+    if isinstance(value, (bytes, bytearray)):
+        return int.from_bytes(value, "big")
+    return int(value)
+
+
+def _unsigned_converter(bits: int) -> Converter:
+    wrap = 1 << bits
+
+    def convert(value: Any) -> int:
+        number = _to_int(value)
+        return number + wrap if number < 0 else number  # a signed read of an unsigned column
+    return convert
+
+
+def _ubigint_long(value: Any) -> int:
+    number = _to_int(value)
+    return number - (1 << 64) if number >= 1 << 63 else number  # Debezium's long mode wraps
+
+
+def _ubigint_precise(value: Any) -> str:
+    number = _to_int(value)
+    return _unscaled_bytes(number + (1 << 64) if number < 0 else number)
+
+
+def _decimal_converter(column: Column, mode: str) -> Converter:
+    scale = column.scale or 0
+    quantum = Decimal(1).scaleb(-scale)
+    if mode == "double":
+        return float
+    if mode == "string":
+        return lambda value: format(value if isinstance(value, Decimal) else Decimal(str(value)), "f")
+
+    def precise(value: Any) -> str:
+        number = value if isinstance(value, Decimal) else Decimal(str(value))
+        return _unscaled_bytes(int(number.quantize(quantum, rounding=ROUND_HALF_UP).scaleb(scale)))
+    return precise
+
+
+_PYTHON_CODECS = {"utf8mb4": "utf-8", "utf8mb3": "utf-8", "utf8": "utf-8", "latin1": "cp1252",
+                  "ascii": "ascii", "binary": "latin-1", "ucs2": "utf-16-be", "utf16": "utf-16-be",
+                  "utf16le": "utf-16-le", "utf32": "utf-32-be"}
+
+
+def _string_converter(column: Column) -> Converter:
+    codec = _PYTHON_CODECS.get((column.charset or "utf8").lower(), (column.charset or "utf-8").lower())
+
+    def convert(value: Any) -> str:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (bytes, bytearray)):  # a charset python-mysql-replication could not map
+            try:
+                return bytes(value).decode(codec)
+            except (LookupError, UnicodeDecodeError):
+                return bytes(value).decode("utf-8", "replace")
+        return str(value)
+    return convert
+
+
+def _binary_converter(column: Column, mode: str) -> Converter:
+    pad = column.length if column.jdbc_type == JDBC.BINARY and column.length else 0
+    encode = {
+        "hex": lambda b: b.hex(),
+        "base64-url-safe": lambda b: base64.urlsafe_b64encode(b).decode(),
+    }.get(mode, lambda b: _b64(b).decode())  # "bytes" is base64 in JSON too
+
+    def convert(value: Any) -> str:
+        data = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+        if len(data) < pad:  # the binlog drops BINARY(n)'s trailing zero bytes (DBZ-254)
+            data = data.ljust(pad, b"\0")
+        return encode(data)
+    return convert
+
+
+def _bits_converter(column: Column) -> Converter:
+    length = column.length or 1
+    num_bytes = (length + 7) // 8
+
+    def convert(value: Any) -> str:
+        if isinstance(value, str):
+            number = int(value, 2) if value else 0  # python-mysql-replication: "10100101"
+        elif isinstance(value, (bytes, bytearray)):
+            number = int.from_bytes(value, "big")  # pymysql: big-endian bytes
+        else:
+            number = int(value)
+        return _b64(number.to_bytes(num_bytes, "little")).decode()  # Debezium's Bits: little-endian
+    return convert
+
+
+def _bit_converter(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip("0") != "" if value not in ("true", "false") else value == "true"
+    if isinstance(value, (bytes, bytearray)):
+        return any(value)
+    return bool(value)
+
+
+def _enum_converter(column: Column) -> Converter:
+    options = enum_options(column.enum_values)
+
+    def convert(value: Any) -> str:
+        if isinstance(value, int):  # a 1-based index; 0 is the "invalid value" ''
+            return options[value - 1] if 0 < value <= len(options) else ""
+        return value.decode() if isinstance(value, (bytes, bytearray)) else value
+    return convert
+
+
+def _set_converter(column: Column) -> Converter:
+    options = enum_options(column.enum_values)
+
+    def convert(value: Any) -> str:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (bytes, bytearray)):
+            return value.decode()
+        if isinstance(value, int):
+            return ",".join(o for i, o in enumerate(options) if value >> i & 1)
+        chosen = set(value)  # python-mysql-replication: a set; keep the definition's order
+        return ",".join(o for o in options if o in chosen)
+    return convert
+
+
+def _json_converter(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8")
+    return _json_text(value)
+
+
+_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
+
+
+def _json_string(text: str) -> str:
+    out = ['"']
+    for c in text:
+        escaped = _JSON_ESCAPES.get(c)
+        if escaped is not None:
+            out.append(escaped)
+        elif c < " ":
+            out.append(f"\\u{ord(c):04X}")
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+def _json_number(value: float) -> str:
+    """Java's Double.toString, with BigDecimal's plain form where Java would use an exponent."""
+    if value == 0 or 1e-3 <= abs(value) < 1e7:
+        text = repr(value)
+        return text if "e" not in text else format(Decimal(value), "f")
+    return format(Decimal(value), "f")
+
+
+def _json_text(value: Any) -> str:
+    """MySQL binary JSON as the binlog client's JsonStringFormatter writes it: compact."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, dict):
+        items = (_json_string(k.decode("utf-8") if isinstance(k, bytes) else str(k)) + ":" + _json_text(v)
+                 for k, v in value.items())
+        return "{" + ",".join(items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_json_text(v) for v in value) + "]"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _json_number(value)
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, (bytes, bytearray)):
+        return _json_string(bytes(value).decode("utf-8", "replace"))
+    if isinstance(value, datetime):
+        return _json_string(value.isoformat(" "))
+    if isinstance(value, (date, time)):
+        return _json_string(value.isoformat())
+    if isinstance(value, timedelta):
+        return _json_string(_time_text(value))
+    return _json_string(str(value))
+
+
+def _time_text(value: timedelta) -> str:
+    micros = value // _ONE_US
+    sign = "-" if micros < 0 else ""
+    seconds, fraction = divmod(abs(micros), 1_000_000)
+    text = f"{sign}{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    return text + (f".{fraction:06d}".rstrip("0") if fraction else "")
+
+
+def _uuid_converter(value: Any) -> str:
+    if isinstance(value, (bytes, bytearray)) and len(value) == 16:
+        return str(uuid.UUID(bytes=bytes(value)))
+    return value.decode() if isinstance(value, (bytes, bytearray)) else str(value)
+
+
+def _inet_converter(value: Any) -> str:
+    if isinstance(value, (bytes, bytearray)) and len(value) in (4, 16):
+        return str(ipaddress.ip_address(bytes(value)))
+    return value.decode() if isinstance(value, (bytes, bytearray)) else str(value)
+
+
+def _year_converter(value: Any) -> int:
+    year = value.year if isinstance(value, (date, datetime)) else int(value)
+    if 0 <= year <= 69:  # two-digit years, as Debezium adjusts them
+        return year + 2000
+    if 70 <= year <= 99:
+        return year + 1900
+    return year
+
+
+def _date_days(value: Any) -> int:
+    if isinstance(value, datetime):
+        value = value.date()
+    elif isinstance(value, str):
+        value = date.fromisoformat(value[:10])
+    return (value - _EPOCH_DATE).days
+
+
+def _time_micros(value: Any) -> int:
+    if isinstance(value, timedelta):
+        return value // _ONE_US
+    if isinstance(value, time):
+        return ((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000 + value.microsecond
+    return _parse_time(str(value)) // _ONE_US
+
+
+def _datetime_micros(value: Any) -> int:
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    elif not isinstance(value, datetime):  # a date
+        value = datetime(value.year, value.month, value.day)
+    if value.tzinfo is not None:
+        value = value.astimezone(timezone.utc).replace(tzinfo=None)
+    return (value - _EPOCH) // _ONE_US
+
+
+def _zoned_converter(column: Column) -> Converter:
+    digits = _precision(column)
+
+    def convert(value: Any) -> str:
+        if isinstance(value, str):
+            value = datetime.fromisoformat(value)
+        if value.tzinfo is not None:  # python-mysql-replication gives naive UTC
+            value = value.astimezone(timezone.utc).replace(tzinfo=None)
+        text = value.strftime("%Y-%m-%dT%H:%M:%S") if value.year >= 1000 else \
+            f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value:%H:%M:%S}"
+        if 0 < digits <= 9:
+            text += "." + f"{value.microsecond:06d}".ljust(digits, "0")[:digits]
+        elif value.microsecond:
+            text += "." + f"{value.microsecond:06d}".rstrip("0")
+        return text + "Z"
+    return convert
+
+
+def _geometry_parts(value: Any) -> tuple[bytes, int]:
+    data = bytes(value)
+    return data[4:], int.from_bytes(data[:4], "little")  # MySQL: a 4-byte SRID, then WKB
+
+
+def _geometry_converter(value: Any) -> dict[str, Any]:
+    wkb, srid = _geometry_parts(value)
+    return {"wkb": _b64(wkb).decode(), "srid": srid}
+
+
+def _point_converter(value: Any) -> dict[str, Any]:
+    wkb, srid = _geometry_parts(value)
+    order = "<" if wkb[0] == 1 else ">"
+    x, y = struct.unpack(order + "dd", wkb[5:21])
+    return {"x": x, "y": y, "wkb": _b64(wkb).decode(), "srid": srid}
+
+
+def _converter_for(column: Column, kind: str, modes: TypeModes) -> Converter:
+    connect = modes.time_precision_mode == "connect"
+    if kind in ("int16", "int32", "int64"):
+        return _to_int
+    if kind.startswith("uint"):
+        return _unsigned_converter(int(kind[4:]))
+    if kind == "ubigint_long":
+        return _ubigint_long
+    if kind == "ubigint_precise":
+        return _ubigint_precise
+    if kind == "float32":
+        return lambda value: _float32(float(value))
+    if kind == "float64":
+        return float
+    if kind == "decimal":
+        return _decimal_converter(column, modes.decimal_handling_mode)
+    if kind == "string":
+        return _string_converter(column)
+    if kind == "binary":
+        return _binary_converter(column, modes.binary_handling_mode)
+    if kind == "boolean":
+        return lambda value: value == "true" if isinstance(value, str) else bool(value)
+    if kind == "bit":
+        return _bit_converter
+    if kind == "bits":
+        return _bits_converter(column)
+    if kind == "enum":
+        return _enum_converter(column)
+    if kind == "set":
+        return _set_converter(column)
+    if kind == "json":
+        return _json_converter
+    if kind == "uuid":
+        return _uuid_converter
+    if kind == "inet":
+        return _inet_converter
+    if kind == "year":
+        return _year_converter
+    if kind == "date":
+        return _date_days
+    if kind == "time":
+        if connect or (modes.time_precision_mode == "adaptive" and _precision(column) <= 3):
+            return lambda value: _time_micros(value) // 1000
+        return _time_micros
+    if kind == "datetime":
+        if connect or _precision(column) <= 3:
+            return lambda value: _datetime_micros(value) // 1000
+        return _datetime_micros
+    if kind == "timestamp":
+        return _zoned_converter(column)
+    if kind == "geometry":
+        return _geometry_converter
+    if kind == "point":
+        return _point_converter
+    raise ConfigError(f"column {column.name!r} has type {column.type_name}, which has no Connect mapping")
+
+
+_FALLBACKS: dict[str, Any] = {
+    "boolean": False, "bit": False, "float32": 0.0, "float64": 0.0, "string": "", "enum": "", "set": "",
+    "json": "{}", "uuid": "", "inet": "", "timestamp": "1970-01-01T00:00:00Z",
+}
+
+
+def _fallback(column: Column, kind: str, modes: TypeModes) -> Any:
+    """Debezium's value for a NULL in a NOT NULL column when the schema has no default."""
+    if kind in _FALLBACKS:
+        return _FALLBACKS[kind]
+    if kind == "decimal":
+        return {"double": 0.0, "string": "0"}.get(modes.decimal_handling_mode, _unscaled_bytes(0))
+    if kind == "ubigint_precise":
+        return _unscaled_bytes(0)
+    if kind in ("binary", "bits"):
+        return ""
+    if kind in ("geometry", "point"):
+        return None
+    return 0
+
+
+def value_converter(column: Column, modes: TypeModes) -> Converter:
+    """A function from a binlog (or snapshot) value to the column's JSON payload value.
+
+    None stays None for a nullable column; for a NOT NULL column (a zero date read as None)
+    it becomes the schema default, else Debezium's fallback.
+    """
+    kind = _kind(column, modes)
+    convert = _converter_for(column, kind, modes)
+    if column.optional:
+        return lambda value: None if value is None else convert(value)
+    default = _default_value(column, kind, modes)
+    missing = default if default is not None else _fallback(column, kind, modes)
+    return lambda value: missing if value is None else convert(value)
+
+
+# ---- default values (Debezium's BinlogDefaultValueConverter) ----------------------------------
+
+_EPOCH_EQUIVALENT_DATE = re.compile(r"\d{4}-\d{2}-00|\d{4}-00-\d{2}|0000-\d{2}-\d{2}")
+_EPOCH_EQUIVALENT_TIMESTAMP = re.compile(
+    r"(\d{4}-\d{2}-00|\d{4}-00-\d{2}|0000-\d{2}-\d{2}) (00:00:00(\.\d{1,6})?)")
+_TIME_RE = re.compile(r"(-?)(\d*):(\d*)(?::(\d*))?(?:\.(\d*))?")
+_DATE_TIME_RE = re.compile(r"(\d+)-(\d+)-(\d+)(?:[ T](\d+)(?::(\d+)(?::(\d+)(?:\.(\d+))?)?)?)?")
+
+
+def _parse_time(text: str) -> timedelta:
+    match = _TIME_RE.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"unexpected TIME value {text!r}")
+    sign, hours, minutes, seconds, fraction = match.groups()
+    micros = ((int(hours or 0) * 60 + int(minutes or 0)) * 60 + int(seconds or 0)) * 1_000_000
+    micros += int((fraction or "").ljust(6, "0")[:6] or 0)
+    return timedelta(microseconds=-micros if sign else micros)
+
+
+def _parse_datetime(text: str) -> datetime:
+    match = _DATE_TIME_RE.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"unexpected date/time value {text!r}")
+    year, month, day, hour, minute, second, fraction = match.groups()
+    return datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0), int(second or 0),
+                    int((fraction or "").ljust(6, "0")[:6]))
+
+
+def _logical_default(column: Column, kind: str, text: str) -> Any:
+    """The default expression as the value a row would carry, or None for none."""
+    trimmed = text.strip()
+    lowered = trimmed.lower()
+    numeric = kind in ("int16", "int32", "int64", "uint8", "uint16", "uint24", "uint32", "ubigint_long",
+                       "ubigint_precise", "year", "float32", "float64", "decimal", "bit", "bits")
+    if numeric and lowered in ("true", "false"):
+        trimmed = "1" if lowered == "true" else "0"
+    if kind in ("int16", "int32", "int64", "uint8", "uint16", "uint24", "uint32", "ubigint_long",
+                "ubigint_precise", "year"):
+        return int((Decimal(trimmed) + Decimal("0.5")).to_integral_value(rounding=ROUND_FLOOR))  # Math.round
+    if kind in ("float32", "float64"):
+        return float(trimmed)
+    if kind == "decimal":
+        return Decimal(trimmed)
+    if kind == "boolean":
+        return lowered == "true" or (lowered.lstrip("-").isdigit() and int(lowered) != 0)
+    if kind == "bit":
+        return lowered == "true" or (lowered.lstrip("-").isdigit() and int(lowered) != 0)
+    if kind == "bits":
+        return trimmed  # a string of binary digits
+    if kind == "date":
+        zero = bool(_EPOCH_EQUIVALENT_DATE.fullmatch(trimmed) or _EPOCH_EQUIVALENT_TIMESTAMP.fullmatch(trimmed)
+                    or trimmed == "0")
+        if zero:
+            return None if column.optional else _EPOCH_DATE
+        try:
+            return _parse_datetime(trimmed).date()
+        except ValueError:
+            return None if column.optional else _EPOCH_DATE
+    if kind == "datetime":
+        if _EPOCH_EQUIVALENT_TIMESTAMP.fullmatch(trimmed) or trimmed == "0":
+            return None if column.optional else _EPOCH
+        try:
+            return _parse_datetime(trimmed)
+        except ValueError:
+            return None if column.optional else _EPOCH
+    if kind == "timestamp":
+        if _EPOCH_EQUIVALENT_TIMESTAMP.fullmatch(trimmed) or trimmed in ("0", "1970-01-01 00:00:00"):
+            return None if column.optional else _EPOCH_TIMESTAMP
+        return _parse_datetime(trimmed)
+    if kind == "time":
+        match = re.fullmatch(r"[0-9]*-[0-9]*-[0-9]* ([0-9]*:[0-9]*:[0-9]*(\.[0-9]*)?)", trimmed)
+        return _parse_time(match.group(1) if match else trimmed)
+    if kind == "binary":
+        return text.encode("utf-8")
+    if kind in ("geometry", "point"):
+        return None
+    return text
+
+
+_EPOCH_TIMESTAMP = object()  # TIMESTAMP's zero default: printed without fraction digits
+
+
+def _default_value(column: Column, kind: str, modes: TypeModes) -> Any:
+    if not column.has_default or column.default_expression is None:
+        return None
+    try:
+        value = _logical_default(column, kind, column.default_expression)
+        if value is None:
+            return None
+        if value is _EPOCH_TIMESTAMP:
+            return "1970-01-01T00:00:00Z"
+        return _converter_for(column, kind, modes)(value)
+    except (ValueError, ArithmeticError, InvalidOperation, OverflowError):
+        return None  # Debezium logs an invalid default and leaves it out
