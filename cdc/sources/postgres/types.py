@@ -1,72 +1,117 @@
 """PostgreSQL column types -> Debezium's Kafka Connect schemas and value converters.
 
-Values arrive in each type's TEXT output (what pgoutput sends and ``COPY TO`` writes); the
-connection pins the settings that shape that text (``DateStyle=ISO``, ``IntervalStyle=postgres``,
-``TimeZone=UTC``, ``bytea_output=hex``, ``extra_float_digits=1``: see ``connection.py``).
+Values arrive in each type's TEXT output (what pgoutput sends in 't' columns and ``COPY TO``
+writes). The connection pins the settings that shape that text (``DateStyle=ISO``,
+``IntervalStyle=postgres``, ``TimeZone=UTC``, ``bytea_output=hex``, ``extra_float_digits=1``:
+see ``connection.py``), but the converters also read other offsets than ``+00``, ``infinity``,
+BC and five-digit years, bytea's escape form and float text that is not the shortest.
 A converter is chosen once per column, so each value costs one call and no type dispatch.
+The caller handles SQL NULL itself.
 
-| PostgreSQL                 | Connect type / semantic name                                         |
-|----------------------------|----------------------------------------------------------------------|
-| bool                       | boolean                                                              |
-| int2 / int4 / int8, oid    | int16 / int32 / int64                                                |
-| float4 / float8            | float / double ("NaN", "Infinity", "-Infinity" as strings)           |
-| numeric(p,s), money        | bytes ``org.apache.kafka.connect.data.Decimal`` (precise)            |
-| numeric                    | struct ``io.debezium.data.VariableScaleDecimal`` (precise; NaN->null)|
-|                            | double / string with decimal.handling.mode                           |
-| char, varchar, text, name  | string                                                               |
-| bytea                      | bytes (base64 in JSON) / base64 / base64-url-safe / hex strings      |
-| date                       | int32 ``io.debezium.time.Date`` (days)                               |
-| time(p)                    | int32 ``io.debezium.time.Time`` (p<=3) / int64 ``MicroTime``         |
-| timetz                     | string ``io.debezium.time.ZonedTime`` (UTC)                          |
-| timestamp(p)               | int64 ``io.debezium.time.Timestamp`` (p<=3) / ``MicroTimestamp``     |
-| timestamptz                | string ``io.debezium.time.ZonedTimestamp`` (UTC)                     |
-| interval                   | int64 ``io.debezium.time.MicroDuration`` (month = 30.4375 days)      |
-| uuid / json, jsonb / xml   | string ``io.debezium.data.Uuid`` / ``Json`` / ``Xml``                |
-| inet, cidr, macaddr(8)     | string                                                               |
-| enum                       | string ``io.debezium.data.Enum`` with ``allowed``                    |
-| T[]                        | array of T's schema (elements optional)                              |
-| domain                     | its base type                                                        |
-| anything else              | string (the text form)                                               |
+What Debezium 3.6 emits (checked against its pg-types output and PostgresValueConverter):
 
-``time.precision.mode=connect`` uses Kafka Connect's Date/Time/Timestamp (milliseconds);
-``adaptive_time_microseconds`` keeps every ``time`` as MicroTime.
+| PostgreSQL                 | Connect type / semantic name; JSON payload value                        |
+|----------------------------|-------------------------------------------------------------------------|
+| bool                       | boolean                                                                 |
+| int2 / int4 / int8, oid    | int16 / int32 / int64                                                   |
+| float4 / float8            | float (Java's shortest float repr) / double; NaN, ±Infinity as strings  |
+| numeric(p,s)               | bytes ``org.apache.kafka.connect.data.Decimal`` {scale, precision}      |
+| numeric                    | struct ``io.debezium.data.VariableScaleDecimal`` (trailing 0s stripped) |
+| money                      | bytes ``Decimal`` {scale: money_fraction_digits}                        |
+|   decimal.handling.mode    | precise (above; NaN -> null) / double / string ("NAN", "POSITIVE_INF…") |
+| char, varchar, bpchar,     | string                                                                  |
+|   text, name, inet, cidr,  |                                                                         |
+|   macaddr(8), ranges       |                                                                         |
+| bytea                      | bytes (base64 in JSON) / base64 / base64-url-safe / hex strings         |
+| bit(1), varbit(1) / bit(n) | boolean / bytes ``io.debezium.data.Bits`` {length} (little-endian)      |
+| date                       | int32 ``io.debezium.time.Date`` (days)                                  |
+| time(p)                    | int32 ``io.debezium.time.Time`` ms (p<=3) / int64 ``MicroTime`` µs      |
+| timetz                     | string ``io.debezium.time.ZonedTime`` in UTC, "08:15:30.5Z"             |
+| timestamp(p)               | int64 ``io.debezium.time.Timestamp`` ms (p<=3) / ``MicroTimestamp`` µs  |
+| timestamptz(p)             | string ``io.debezium.time.ZonedTimestamp`` in UTC, p fraction digits    |
+| interval                   | int64 ``io.debezium.time.MicroDuration`` (month = 30.4375 days)         |
+|                            | / string ``io.debezium.time.Interval`` 'P1Y2M3DT4H5M6.789S'             |
+| uuid / json, jsonb / xml   | string ``io.debezium.data.Uuid`` / ``Json`` / ``Xml``                   |
+| tsvector                   | string ``io.debezium.data.TsVector``                                    |
+| enum                       | string ``io.debezium.data.Enum`` {allowed: "a,b,c"}                     |
+| T[]                        | array of T's schema, elements optional (enum elements: not optional)   |
+| domain                     | its base type, with the domain's typmod                                 |
+| anything else              | string: the text form (Debezium drops such columns unless               |
+|                            | include.unknown.datatypes; a string loses nothing)                      |
+
+time.precision.mode: ``adaptive`` (above), ``adaptive_time_microseconds`` (every time is
+MicroTime), ``connect`` (``org.apache.kafka.connect.data.Date``/``Time``/``Timestamp``, ms),
+``microseconds``, ``nanoseconds`` (``NanoTime``/``NanoTimestamp``), ``isostring``
+(``IsoDate``/``IsoTime``/``IsoTimestamp`` strings). timetz/timestamptz are zoned strings in
+every mode. ``infinity`` follows Debezium: timestamptz gives "infinity"/"-infinity", timestamp
+gives pgjdbc's DATE_POSITIVE/NEGATIVE_INFINITY instant (µs 9223372036825200000), date gives
+the LocalDate Debezium uses for it.
 """
 from __future__ import annotations
 
 import base64
+import math
 import re
+import struct
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+from cdc.core.errors import ConfigError
 
 if TYPE_CHECKING:
     import psycopg
+
+__all__ = [
+    "Converter", "PgType", "TypeModes", "TypeRegistry", "builtin_type", "field_schema", "parse_array",
+    "text_converter",
+]
+
+Converter = Callable[[str], Any]
 
 
 @dataclass(frozen=True, slots=True)
 class PgType:
     oid: int
     name: str  # pg_type.typname: 'int4', 'numeric', '_int4', 'mood', 'bpchar'
-    category: str  # pg_type.typcategory
+    category: str  # pg_type.typcategory ('N', 'S', 'A', 'E', 'D', 'B', 'U', ...)
     typtype: str  # 'b' base, 'e' enum, 'd' domain, 'c' composite, 'r' range, 'p' pseudo
     enum_values: tuple[str, ...] = ()
-    element: "PgType | None" = None
-    base: "PgType | None" = None
+    element: "PgType | None" = None  # arrays
+    base: "PgType | None" = None  # domains
     schema: str = "pg_catalog"
-    base_typmod: int = -1  # a domain's typmod over its base type, e.g. numeric(10,2)
+    # A domain's own typmod (pg_type.typtypmod), e.g. numeric(10,2): a column of the domain has
+    # atttypmod -1, and Debezium takes precision/scale from the domain.
+    base_typmod: int = -1
 
 
 @dataclass(frozen=True, slots=True)
 class TypeModes:
     decimal_handling_mode: str = "precise"  # precise | double | string
-    time_precision_mode: str = "adaptive"  # adaptive | adaptive_time_microseconds | connect
+    # adaptive | adaptive_time_microseconds | connect (| microseconds | nanoseconds | isostring)
+    time_precision_mode: str = "adaptive"
     binary_handling_mode: str = "bytes"  # bytes | base64 | base64-url-safe | hex
-    interval_handling_mode: str = "numeric"  # numeric | string
-    money_fraction_digits: int = 2
+    interval_handling_mode: str = "numeric"  # numeric | string (ISO-8601 'P1Y2M3DT4H5M6.789S')
+    money_fraction_digits: int = 2  # the server's lc_monetary frac digits
+
+    def __post_init__(self) -> None:
+        for name, allowed in _ALLOWED_MODES.items():
+            if getattr(self, name) not in allowed:
+                raise ConfigError(f"{name.replace('_', '.')}={getattr(self, name)!r} is not supported",
+                                  fix=f"use one of {', '.join(allowed)}")
 
 
-Converter = Callable[[str], Any]
+_ALLOWED_MODES = {
+    "decimal_handling_mode": ("precise", "double", "string"),
+    "time_precision_mode": ("adaptive", "adaptive_time_microseconds", "connect", "microseconds",
+                            "nanoseconds", "isostring"),
+    "binary_handling_mode": ("bytes", "base64", "base64-url-safe", "hex"),
+    "interval_handling_mode": ("numeric", "string"),
+}
+
+# ---- built-in types ---------------------------------------------------------------------------
 
 _BUILTIN_NAMES: dict[int, tuple[str, str]] = {
     16: ("bool", "B"), 17: ("bytea", "U"), 18: ("char", "Z"), 19: ("name", "S"), 20: ("int8", "N"),
@@ -74,50 +119,42 @@ _BUILTIN_NAMES: dict[int, tuple[str, str]] = {
     142: ("xml", "U"), 650: ("cidr", "I"), 700: ("float4", "N"), 701: ("float8", "N"), 774: ("macaddr8", "U"),
     790: ("money", "N"), 829: ("macaddr", "U"), 869: ("inet", "I"), 1042: ("bpchar", "S"), 1043: ("varchar", "S"),
     1082: ("date", "D"), 1083: ("time", "D"), 1114: ("timestamp", "D"), 1184: ("timestamptz", "D"),
-    1186: ("interval", "T"), 1266: ("timetz", "D"), 1700: ("numeric", "N"), 2950: ("uuid", "U"), 3802: ("jsonb", "U"),
+    1186: ("interval", "T"), 1266: ("timetz", "D"), 1560: ("bit", "V"), 1562: ("varbit", "V"),
+    1700: ("numeric", "N"), 2950: ("uuid", "U"), 3614: ("tsvector", "U"), 3802: ("jsonb", "U"),
 }
+# array OID -> element OID
 _BUILTIN_ARRAYS: dict[int, int] = {
     1000: 16, 1001: 17, 1002: 18, 1003: 19, 1016: 20, 1005: 21, 1007: 23, 1009: 25, 1028: 26, 199: 114, 143: 142,
     651: 650, 1021: 700, 1022: 701, 775: 774, 791: 790, 1040: 829, 1041: 869, 1014: 1042, 1015: 1043, 1182: 1082,
-    1183: 1083, 1115: 1114, 1185: 1184, 1187: 1186, 1270: 1266, 1231: 1700, 2951: 2950, 3807: 3802,
+    1183: 1083, 1115: 1114, 1185: 1184, 1187: 1186, 1270: 1266, 1561: 1560, 1563: 1562, 1231: 1700, 2951: 2950,
+    3643: 3614, 3807: 3802,
 }
+_BUILTINS: dict[int, PgType] = {oid: PgType(oid, name, cat, "b") for oid, (name, cat) in _BUILTIN_NAMES.items()}
+_BUILTINS.update({oid: PgType(oid, "_" + _BUILTINS[elem].name, "A", "b", element=_BUILTINS[elem])
+                  for oid, elem in _BUILTIN_ARRAYS.items()})
 
 
 def builtin_type(oid: int) -> PgType | None:
-    """The common built-in types, known without a catalog query."""
-    if oid in _BUILTIN_NAMES:
-        name, category = _BUILTIN_NAMES[oid]
-        return PgType(oid, name, category, "b")
-    element_oid = _BUILTIN_ARRAYS.get(oid)
-    if element_oid is not None:
-        element = builtin_type(element_oid)
-        assert element is not None
-        return PgType(oid, "_" + element.name, "A", "b", element=element)
-    return None
+    """The common built-in types (and their arrays), known without a catalog query."""
+    return _BUILTINS.get(oid)
 
 
-# ---- schemas --------------------------------------------------------------------------------
+# ---- classification ---------------------------------------------------------------------------
 
-def _semantic(type_: str, optional: bool, name: str, parameters: dict[str, str] | None = None) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": type_, "optional": optional, "name": name, "version": 1}
-    if parameters is not None:
-        schema["parameters"] = parameters
-    return schema
-
-
-def _precision(typmod: int) -> int:
-    """Fractional-second digits of time/timestamp types (-1: the default 6)."""
-    return 6 if typmod < 0 else typmod
-
-
-def _numeric_precision_scale(typmod: int) -> tuple[int, int] | None:
-    if typmod < 4:
-        return None
-    packed = typmod - 4
-    return (packed >> 16) & 0xFFFF, packed & 0xFFFF
+# typname -> kind; the kind picks both the schema and the converter.
+_KINDS: dict[str, str] = {
+    "bool": "bool", "int2": "int16", "int4": "int32", "int8": "int64", "oid": "int64",
+    "float4": "float32", "float8": "float64", "numeric": "numeric", "money": "money", "bytea": "bytea",
+    "bit": "bit", "varbit": "varbit", "date": "date", "time": "time", "timetz": "timetz",
+    "timestamp": "timestamp", "timestamptz": "timestamptz", "interval": "interval", "uuid": "uuid",
+    "json": "json", "jsonb": "json", "xml": "xml", "tsvector": "tsvector",
+}
+# Parsed as PostgreSQL arrays only when their category is 'A' and they are not these
+# space-separated vector types.
+_NOT_ARRAYS = frozenset(("int2vector", "oidvector"))
 
 
-def _resolve(pg_type: PgType, typmod: int = -1) -> tuple[PgType, int]:
+def _resolve(pg_type: PgType, typmod: int) -> tuple[PgType, int]:
     """A domain's base type (and the domain's typmod when the column has none)."""
     while pg_type.typtype == "d" and pg_type.base is not None:
         if typmod < 0:
@@ -126,32 +163,96 @@ def _resolve(pg_type: PgType, typmod: int = -1) -> tuple[PgType, int]:
     return pg_type, typmod
 
 
+def _kind(t: PgType) -> str:
+    if t.element is not None and t.category == "A" and t.name not in _NOT_ARRAYS:
+        return "array"
+    if t.typtype == "e":
+        return "enum"
+    if t.typtype != "b":
+        return "string"  # composite, range, multirange, pseudo: the text form
+    return _KINDS.get(t.name, "string")  # char/varchar/text/name/inet/...; unknown types too
+
+
+def _time_precision(typmod: int) -> int:
+    """Fractional-second digits of time/timetz/timestamp/timestamptz (-1: the default 6)."""
+    return 6 if typmod < 0 else typmod
+
+
+def _numeric_precision_scale(typmod: int) -> tuple[int, int] | None:
+    if typmod < 4:
+        return None
+    packed = typmod - 4
+    # The scale is an 11-bit signed field since PostgreSQL 15 (numeric(5,-2)).
+    return (packed >> 16) & 0xFFFF, ((packed & 0x7FF) ^ 1024) - 1024
+
+
+def _bit_length(kind: str, typmod: int) -> int:
+    if typmod >= 0:
+        return typmod
+    return 1 if kind == "bit" else 2**31 - 1  # varbit without a length: Integer.MAX_VALUE
+
+
+# ---- schemas ----------------------------------------------------------------------------------
+
+def _semantic(type_: str, optional: bool, name: str, parameters: dict[str, str] | None = None) -> dict[str, Any]:
+    # Key order of Kafka's JsonConverter: type, [fields|items], optional, name, version, [doc], [parameters].
+    schema: dict[str, Any] = {"type": type_, "optional": optional, "name": name, "version": 1}
+    if parameters is not None:
+        schema["parameters"] = parameters
+    return schema
+
+
+def _plain(type_: str, optional: bool) -> dict[str, Any]:
+    return {"type": type_, "optional": optional}
+
+
+_TIME_SCHEMAS = {  # time.precision.mode -> (date, time p<=3, time p>3, timestamp p<=3, timestamp p>3)
+    "adaptive": (("int32", "io.debezium.time.Date"), ("int32", "io.debezium.time.Time"),
+                 ("int64", "io.debezium.time.MicroTime"), ("int64", "io.debezium.time.Timestamp"),
+                 ("int64", "io.debezium.time.MicroTimestamp")),
+    "adaptive_time_microseconds": (("int32", "io.debezium.time.Date"), ("int64", "io.debezium.time.MicroTime"),
+                                   ("int64", "io.debezium.time.MicroTime"), ("int64", "io.debezium.time.Timestamp"),
+                                   ("int64", "io.debezium.time.MicroTimestamp")),
+    "connect": (("int32", "org.apache.kafka.connect.data.Date"), ("int32", "org.apache.kafka.connect.data.Time"),
+                ("int32", "org.apache.kafka.connect.data.Time"), ("int64", "org.apache.kafka.connect.data.Timestamp"),
+                ("int64", "org.apache.kafka.connect.data.Timestamp")),
+    "microseconds": (("int32", "io.debezium.time.Date"), ("int64", "io.debezium.time.MicroTime"),
+                     ("int64", "io.debezium.time.MicroTime"), ("int64", "io.debezium.time.MicroTimestamp"),
+                     ("int64", "io.debezium.time.MicroTimestamp")),
+    "nanoseconds": (("int32", "io.debezium.time.Date"), ("int64", "io.debezium.time.NanoTime"),
+                    ("int64", "io.debezium.time.NanoTime"), ("int64", "io.debezium.time.NanoTimestamp"),
+                    ("int64", "io.debezium.time.NanoTimestamp")),
+    "isostring": (("string", "io.debezium.time.IsoDate"), ("string", "io.debezium.time.IsoTime"),
+                  ("string", "io.debezium.time.IsoTime"), ("string", "io.debezium.time.IsoTimestamp"),
+                  ("string", "io.debezium.time.IsoTimestamp")),
+}
+
+
 def field_schema(pg_type: PgType, typmod: int, optional: bool, modes: TypeModes) -> dict[str, Any]:
     """The Connect schema of a column as Debezium's JSON converter prints it (without "field")."""
     t, typmod = _resolve(pg_type, typmod)
-    name = t.name
-    if t.element is not None and (t.category == "A" or name.startswith("_")):
-        return {"type": "array", "items": field_schema(t.element, typmod, True, modes), "optional": optional}
-    if t.typtype == "e":
+    kind = _kind(t)
+    if kind == "array":
+        assert t.element is not None
+        element, element_typmod = _resolve(t.element, typmod)
+        # Debezium builds enum element schemas without .optional() (an upstream quirk we keep).
+        items = field_schema(element, element_typmod, _kind(element) != "enum", modes)
+        return {"type": "array", "items": items, "optional": optional}
+    if kind == "enum":
         return _semantic("string", optional, "io.debezium.data.Enum", {"allowed": ",".join(t.enum_values)})
-    if name == "bool":
-        return {"type": "boolean", "optional": optional}
-    if name == "int2":
-        return {"type": "int16", "optional": optional}
-    if name == "int4":
-        return {"type": "int32", "optional": optional}
-    if name in ("int8", "oid"):
-        return {"type": "int64", "optional": optional}
-    if name == "float4":
-        return {"type": "float", "optional": optional}
-    if name == "float8":
-        return {"type": "double", "optional": optional}
-    if name in ("numeric", "money"):
-        if modes.decimal_handling_mode == "double":
-            return {"type": "double", "optional": optional}
-        if modes.decimal_handling_mode == "string":
-            return {"type": "string", "optional": optional}
-        if name == "money":
+    if kind in ("bool", "int16", "int32", "int64"):
+        return _plain("boolean" if kind == "bool" else kind, optional)
+    if kind == "float32":
+        return _plain("float", optional)
+    if kind == "float64":
+        return _plain("double", optional)
+    if kind in ("numeric", "money"):
+        mode = modes.decimal_handling_mode
+        if mode == "double":
+            return _plain("double", optional)
+        if mode == "string":
+            return _plain("string", optional)
+        if kind == "money":
             return _semantic("bytes", optional, "org.apache.kafka.connect.data.Decimal",
                              {"scale": str(modes.money_fraction_digits)})
         ps = _numeric_precision_scale(typmod)
@@ -166,137 +267,228 @@ def field_schema(pg_type: PgType, typmod: int, optional: bool, modes: TypeModes)
         precision, scale = ps
         return _semantic("bytes", optional, "org.apache.kafka.connect.data.Decimal",
                          {"scale": str(scale), "connect.decimal.precision": str(precision)})
-    if name == "bytea":
-        if modes.binary_handling_mode == "bytes":
-            return {"type": "bytes", "optional": optional}
-        return {"type": "string", "optional": optional}
-    if name == "date":
-        if modes.time_precision_mode == "connect":
-            return _semantic("int32", optional, "org.apache.kafka.connect.data.Date")
-        return _semantic("int32", optional, "io.debezium.time.Date")
-    if name == "time":
-        if modes.time_precision_mode == "connect":
-            return _semantic("int32", optional, "org.apache.kafka.connect.data.Time")
-        if modes.time_precision_mode == "adaptive" and _precision(typmod) <= 3:
-            return _semantic("int32", optional, "io.debezium.time.Time")
-        return _semantic("int64", optional, "io.debezium.time.MicroTime")
-    if name == "timetz":
+    if kind == "bytea":
+        return _plain("bytes" if modes.binary_handling_mode == "bytes" else "string", optional)
+    if kind in ("bit", "varbit"):
+        length = _bit_length(kind, typmod)
+        if length > 1:
+            return _semantic("bytes", optional, "io.debezium.data.Bits", {"length": str(length)})
+        return _plain("boolean", optional)
+    if kind in ("date", "time", "timestamp"):
+        date_s, time_ms, time_us, ts_ms, ts_us = _TIME_SCHEMAS[modes.time_precision_mode]
+        if kind == "date":
+            type_, name = date_s
+        elif kind == "time":
+            type_, name = time_ms if _time_precision(typmod) <= 3 else time_us
+        else:
+            type_, name = ts_ms if _time_precision(typmod) <= 3 else ts_us
+        return _semantic(type_, optional, name)
+    if kind == "timetz":
         return _semantic("string", optional, "io.debezium.time.ZonedTime")
-    if name == "timestamp":
-        if modes.time_precision_mode == "connect":
-            return _semantic("int64", optional, "org.apache.kafka.connect.data.Timestamp")
-        if _precision(typmod) <= 3:
-            return _semantic("int64", optional, "io.debezium.time.Timestamp")
-        return _semantic("int64", optional, "io.debezium.time.MicroTimestamp")
-    if name == "timestamptz":
+    if kind == "timestamptz":
         return _semantic("string", optional, "io.debezium.time.ZonedTimestamp")
-    if name == "interval":
+    if kind == "interval":
         if modes.interval_handling_mode == "string":
             return _semantic("string", optional, "io.debezium.time.Interval")
         return _semantic("int64", optional, "io.debezium.time.MicroDuration")
-    if name == "uuid":
+    if kind == "uuid":
         return _semantic("string", optional, "io.debezium.data.Uuid")
-    if name in ("json", "jsonb"):
+    if kind == "json":
         return _semantic("string", optional, "io.debezium.data.Json")
-    if name == "xml":
+    if kind == "xml":
         return _semantic("string", optional, "io.debezium.data.Xml")
-    return {"type": "string", "optional": optional}
+    if kind == "tsvector":
+        return _semantic("string", optional, "io.debezium.data.TsVector")
+    return _plain("string", optional)
 
 
-# ---- converters -----------------------------------------------------------------------------
+# ---- numbers ----------------------------------------------------------------------------------
 
-_b64 = base64.b64encode
+_b64encode = base64.b64encode
 
 
 def _unscaled_bytes(unscaled: int) -> str:
-    """Two's-complement big-endian bytes of the smallest width, base64 (Connect's Decimal)."""
+    """BigInteger.toByteArray(): smallest big-endian two's complement, base64 for JSON."""
     length = (unscaled + (unscaled < 0)).bit_length() // 8 + 1
-    return _b64(unscaled.to_bytes(length, "big", signed=True)).decode()
+    return _b64encode(unscaled.to_bytes(length, "big", signed=True)).decode()
 
 
-_SPECIAL_FLOATS = {"NaN": "NaN", "Infinity": "Infinity", "-Infinity": "-Infinity"}
+def _json_double(value: float) -> Any:
+    """Jackson writes non-finite doubles as the strings "NaN", "Infinity", "-Infinity"."""
+    if value != value:
+        return "NaN"
+    if value in (math.inf, -math.inf):
+        return "Infinity" if value > 0 else "-Infinity"
+    return value
 
 
-def _float(text: str) -> Any:
-    special = _SPECIAL_FLOATS.get(text)
+_FLOAT_SPECIAL: dict[str, str] = {"NaN": "NaN", "Infinity": "Infinity", "-Infinity": "-Infinity"}
+
+
+def _float64(text: str) -> Any:
+    special = _FLOAT_SPECIAL.get(text)
     return special if special is not None else float(text)
 
 
-def _decimal_converter(scale: int | None, mode: str) -> Converter:
-    if mode == "string":
-        return lambda text: text
-    if mode == "double":
-        return lambda text: float(text) if text != "NaN" else "NaN"
+_F32 = struct.Struct("<f")
+_U32 = struct.Struct("<I")
+_F32_MIN_NORMAL = 1.1754943508222875e-38
 
-    if scale is None:  # VariableScaleDecimal
+
+def _to_float32(text: str) -> float:
+    """Float.valueOf(text): the decimal rounded once to float32, as an exact Python float."""
+    x = float(text)
+    try:
+        f = _F32.unpack(_F32.pack(x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+    if f != x and math.isfinite(f):
+        # Going through float64 rounds twice; that only matters if x landed exactly halfway
+        # between two float32 values, so settle that case on the exact decimal.
+        bits = _U32.unpack(_F32.pack(f))[0]
+        other = _F32.unpack(_U32.pack(bits + (1 if abs(x) > abs(f) else -1)))[0]
+        if (f + other) / 2 == x:
+            exact, mid = Fraction(text), Fraction(x)
+            if exact != mid and (exact > mid) == (other > f):
+                f = other
+    return f
+
+
+def _shortest_float32(f: float) -> float:
+    """Java's Float.toString (JDK 19+): the shortest decimal that reads back as the same float32
+    (at least two digits when one would do), returned as the Python float of that decimal."""
+    if f == 0.0 or not math.isfinite(f):
+        return f
+    # A normal float32 is always told apart by 6 significant digits; shorter decimals show up
+    # through %g's dropped trailing zeros.
+    first = 6 if abs(f) >= _F32_MIN_NORMAL else 1
+    for digits in range(first, 10):
+        candidate = f"{f:.{digits}g}"
+        if _to_float32(candidate) == f:
+            if digits == 1:
+                candidate = f"{f:.2g}"
+            return float(candidate)
+    return f
+
+
+def _float32(text: str) -> Any:
+    special = _FLOAT_SPECIAL.get(text)
+    if special is not None:
+        return special
+    f = _to_float32(text)
+    if not math.isfinite(f):
+        return "Infinity" if f > 0 else "-Infinity"
+    return _shortest_float32(f)
+
+
+_NUMERIC_SPECIAL_STRING = {"NaN": "NAN", "Infinity": "POSITIVE_INFINITY", "-Infinity": "NEGATIVE_INFINITY"}
+
+
+def _numeric_converter(typmod: int, mode: str) -> Converter:
+    if mode == "string":
+        # BigDecimal.toPlainString() of the value: PostgreSQL's text already is that; the special
+        # values print as SpecialValueDecimal's enum names.
+        def string(text: str) -> str:
+            return _NUMERIC_SPECIAL_STRING.get(text, text)
+        return string
+    if mode == "double":
+        def double(text: str) -> Any:
+            special = _FLOAT_SPECIAL.get(text)
+            return special if special is not None else _json_double(float(text))
+        return double
+
+    ps = _numeric_precision_scale(typmod)
+    if ps is None:
         def variable(text: str) -> Any:
-            try:
-                value = Decimal(text)
-            except InvalidOperation:
-                return None
-            if not value.is_finite():
-                return None  # Debezium cannot represent NaN/Infinity in a decimal
-            sign, digits, exponent = value.as_tuple()
-            unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
-            value_scale = -int(exponent)
-            if value_scale < 0:
-                unscaled *= 10 ** (-value_scale)
-                value_scale = 0
-            return {"scale": value_scale, "value": _unscaled_bytes(unscaled)}
+            # VariableScaleDecimal of BigDecimal.stripTrailingZeros(), negative scales set to 0.
+            if text in _FLOAT_SPECIAL:
+                return None  # Debezium cannot encode NaN/Infinity here: it logs and writes null
+            whole, _, fraction = text.partition(".")
+            fraction = fraction.rstrip("0")
+            unscaled = int(whole + fraction) if fraction else int(whole)
+            return {"scale": len(fraction), "value": _unscaled_bytes(unscaled)}
         return variable
+
+    scale = ps[1]
+    quantum = Decimal(1).scaleb(-scale)
 
     def fixed(text: str) -> Any:
         # numeric(p,s) prints exactly s fraction digits: drop the point to get the unscaled value.
-        whole, dot, fraction = text.partition(".")
-        if len(fraction) == scale and whole.lstrip("-").isdigit() and (not fraction or fraction.isdigit()):
+        whole, _, fraction = text.partition(".")
+        if fraction and len(fraction) == scale:
             return _unscaled_bytes(int(whole + fraction))
-        try:
-            value = Decimal(text)
-        except InvalidOperation:
-            return None
-        if not value.is_finite():
-            return None
-        return _unscaled_bytes(int(value.scaleb(scale).to_integral_value()))
+        if text in _FLOAT_SPECIAL:
+            return None  # Debezium cannot encode NaN/Infinity in a Decimal: it logs and writes null
+        if not scale and not fraction and "." not in text:
+            return _unscaled_bytes(int(text))
+        value = Decimal(text).quantize(quantum, rounding=ROUND_HALF_UP)
+        return _unscaled_bytes(int(value.scaleb(scale)))
     return fixed
 
 
-_MONEY_STRIP = re.compile(r"[^0-9.\-]")
+_MONEY_JUNK = re.compile(r"[^0-9.,]")
+
+
+def _money_parts(text: str, fraction_digits: int) -> tuple[bool, str, str]:
+    """(negative, integer digits, fraction digits) of money's locale-dependent text form:
+    '$1,234.56', '-$0.99', '($5.00)', '1.234,56 €', '-1 234,56 zł', '¥1,235'."""
+    negative = "-" in text or "(" in text
+    core = _MONEY_JUNK.sub("", text).strip(".,")  # also drops dots of symbols like 'kr.'
+    pos = max(core.rfind("."), core.rfind(","))
+    integer, fraction = core, ""
+    if pos >= 0:
+        tail, head, sep = core[pos + 1:], core[:pos], core[pos]
+        other = "," if sep == "." else "."
+        # The last separator is the decimal point if it has the locale's fraction digits after it,
+        # or follows group separators of the other kind, or is the only one and not a 3-digit group.
+        if (fraction_digits > 0 and len(tail) == fraction_digits) or other in head \
+                or (sep not in head and len(tail) != 3):
+            integer, fraction = head, tail
+    integer = integer.replace(".", "").replace(",", "").lstrip("0") or "0"
+    if negative and integer == "0" and not fraction.strip("0"):
+        negative = False  # BigDecimal has no negative zero
+    return negative, integer, fraction
 
 
 def _money_converter(modes: TypeModes) -> Converter:
     digits = modes.money_fraction_digits
 
-    def clean(text: str) -> str:
-        negative = text.startswith("(") or "-" in text
-        number = _MONEY_STRIP.sub("", text).replace("-", "")
-        return ("-" if negative else "") + number
+    def plain(text: str) -> str:
+        negative, integer, fraction = _money_parts(text, digits)
+        return ("-" if negative else "") + integer + ("." + fraction if fraction else "")
 
     if modes.decimal_handling_mode == "string":
-        return clean
+        return plain
     if modes.decimal_handling_mode == "double":
-        return lambda text: float(clean(text))
-    return lambda text: _unscaled_bytes(int(Decimal(clean(text)).scaleb(digits).to_integral_value()))
+        return lambda text: float(plain(text))
+
+    quantum = Decimal(1).scaleb(-digits)
+
+    def precise(text: str) -> str:
+        negative, integer, fraction = _money_parts(text, digits)
+        if len(fraction) == digits:
+            unscaled = int(integer + fraction)
+        else:  # setScale(money fraction digits, HALF_UP)
+            value = Decimal(integer + "." + (fraction or "0")).quantize(quantum, rounding=ROUND_HALF_UP)
+            unscaled = int(value.scaleb(digits))
+        return _unscaled_bytes(-unscaled if negative else unscaled)
+    return precise
 
 
-def _binary_converter(mode: str) -> Converter:
-    def raw(text: str) -> bytes:
-        if text.startswith("\\x"):
-            return bytes.fromhex(text[2:])
-        return _unescape_bytea(text)
+# ---- binary -----------------------------------------------------------------------------------
 
-    if mode == "hex":
-        return lambda text: raw(text).hex()
-    if mode == "base64-url-safe":
-        return lambda text: base64.urlsafe_b64encode(raw(text)).decode()
-    return lambda text: base64.b64encode(raw(text)).decode()  # bytes (JSON shows base64) and base64
+def _bytea(text: str) -> bytes:
+    if text.startswith("\\x"):
+        return bytes.fromhex(text[2:])
+    return _unescape_bytea(text)
 
 
 def _unescape_bytea(text: str) -> bytes:
-    """bytea's old 'escape' output format: \\ooo octal and \\\\ backslash."""
+    """bytea's 'escape' output: \\ooo octal, \\\\ a backslash, other bytes as themselves."""
+    raw = text.encode()  # the escape form is ASCII: bytes >= 0x7f are octal escapes
     out = bytearray()
-    i = 0
-    raw = text.encode()
-    while i < len(raw):
+    i, n = 0, len(raw)
+    while i < n:
         c = raw[i]
         if c == 0x5C and raw[i + 1:i + 2] == b"\\":
             out.append(0x5C)
@@ -310,59 +502,145 @@ def _unescape_bytea(text: str) -> bytes:
     return bytes(out)
 
 
-_EPOCH_DATE = date(1970, 1, 1)
+def _binary_converter(mode: str) -> Converter:
+    if mode == "hex":
+        return lambda text: text[2:].lower() if text.startswith("\\x") else _unescape_bytea(text).hex()
+    if mode == "base64-url-safe":
+        return lambda text: base64.urlsafe_b64encode(_bytea(text)).decode()
+    # bytes (Connect bytes are base64 in JSON) and base64 look the same in the payload
+    return lambda text: _b64encode(_bytea(text)).decode()
+
+
+def _bits_converter(text: str) -> str:
+    """BitSet.toByteArray() of the bit string: little-endian, as few bytes as the highest 1 needs."""
+    value = int(text, 2) if text else 0
+    return _b64encode(value.to_bytes((value.bit_length() + 7) // 8, "little")).decode()
+
+
+def _bit_bool(text: str) -> bool:
+    return "1" in text
+
+
+# ---- dates and times --------------------------------------------------------------------------
+
 _EPOCH = datetime(1970, 1, 1)
 _EPOCH_TZ = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_UTC = timezone.utc
 _ONE_US = timedelta(microseconds=1)
-_INT64_MAX = 2**63 - 1
-_INT64_MIN = -(2**63)
-_INT32_MAX = 2**31 - 1
-_INT32_MIN = -(2**31)
+_EPOCH_ORDINAL = 719163  # date(1970, 1, 1).toordinal()
+_DAY_US = 86_400_000_000
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+# pgjdbc's PGStatement.DATE_POSITIVE/NEGATIVE_INFINITY, which Debezium turns 'infinity'
+# timestamps into (as epoch microseconds).
+_TS_POS_INFINITY_US = 9223372036825200000
+_TS_NEG_INFINITY_US = -9223372036832400000
+# Debezium's POSITIVE/NEGATIVE_INFINITY_LOCAL_DATE (-5877611-06-21 / -22) as epoch days.
+_DATE_POS_INFINITY_DAYS = -2147472693
+_DATE_NEG_INFINITY_DAYS = -2147472692
 
 
 def _days_from_civil(year: int, month: int, day: int) -> int:
-    """Days since 1970-01-01 in the proleptic Gregorian calendar, any year (Howard Hinnant)."""
+    """Days since 1970-01-01, proleptic Gregorian, astronomical years (1 BC = 0); any year."""
     year -= month <= 2
-    era = (year if year >= 0 else year - 399) // 400
+    era = year // 400  # Python's // floors already (the C original subtracts 399)
     yoe = year - era * 400
     doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
     doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
     return era * 146097 + doe - 719468
 
 
-_DATE_RE = re.compile(r"(\d+)-(\d\d)-(\d\d)( BC)?$")
-_TS_RE = re.compile(r"(\d+)-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d+))?([+-]\d\d(?::?\d\d){0,2})?( BC)?$")
+def _civil_from_days(days: int) -> tuple[int, int, int]:
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + (3 if mp < 10 else -9)
+    return yoe + era * 400 + (month <= 2), month, day
 
 
-def _offset_seconds(text: str | None) -> int:
-    if not text:
-        return 0
-    sign = -1 if text[0] == "-" else 1
-    parts = text[1:].split(":")
-    if len(parts) == 1 and len(parts[0]) > 2:  # +0530
-        parts = [parts[0][:2], parts[0][2:]]
-    hours, minutes, seconds = (int(p) for p in (parts + ["0", "0"])[:3])
-    return sign * (hours * 3600 + minutes * 60 + seconds)
+def _iso_year(year: int) -> str:
+    """java.time's ISO year: 4 digits, '+' beyond 9999, '-' before year 0."""
+    if year > 9999:
+        return f"+{year}"
+    if year < 0:
+        return f"-{-year:04d}"
+    return f"{year:04d}"
+
+
+def _fraction(micros: int, width: int | None) -> str:
+    """Fraction of a second: exactly `width` digits, or (None) trimmed and none if zero."""
+    if width is None:
+        return "." + f"{micros:06d}".rstrip("0") if micros else ""
+    if width <= 6:
+        return "." + f"{micros:06d}"[:width]
+    return "." + f"{micros:06d}" + "0" * (width - 6)
+
+
+def _iso_datetime(micros: int, width: int | None) -> str:
+    """Epoch microseconds as java.time prints a UTC date-time: '2024-02-29T11:45:30.123456Z'."""
+    days, rest = divmod(micros, _DAY_US)
+    seconds, fraction = divmod(rest, 1_000_000)
+    year, month, day = _civil_from_days(days)
+    return (f"{_iso_year(year)}-{month:02d}-{day:02d}T{seconds // 3600:02d}:{seconds // 60 % 60:02d}:"
+            f"{seconds % 60:02d}{_fraction(fraction, width)}Z")
+
+
+def _iso_time(micros: int) -> str:
+    """Microseconds of a day as ISO_OFFSET_TIME at UTC: '08:15:30.5Z'."""
+    seconds, fraction = divmod(micros % _DAY_US, 1_000_000)
+    return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}{_fraction(fraction, None)}Z"
+
+
+_DATE_RE = re.compile(r"(\d{4,})-(\d\d)-(\d\d)( BC)?$")
+_TS_RE = re.compile(
+    r"(\d{4,})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.(\d+))?"
+    r"(?:([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?)?( BC)?$"
+)
+
+
+def _date_days(text: str) -> int:
+    try:
+        return date.fromisoformat(text).toordinal() - _EPOCH_ORDINAL
+    except ValueError:
+        pass
+    if text == "infinity":
+        return _DATE_POS_INFINITY_DAYS
+    if text == "-infinity":
+        return _DATE_NEG_INFINITY_DAYS
+    match = _DATE_RE.match(text)
+    if match is None:
+        raise ValueError(f"unrecognised date {text!r}")
+    year = int(match.group(1))
+    if match.group(4):
+        year = 1 - year  # 1 BC is year 0
+    return _days_from_civil(year, int(match.group(2)), int(match.group(3)))
+
+
+def _micros_of(fraction: str | None) -> int:
+    return int(fraction[:6].ljust(6, "0")) if fraction else 0
 
 
 def _slow_timestamp_micros(text: str) -> int:
-    """Years beyond datetime's range or BC dates."""
+    """BC dates and years past 9999 (datetime cannot hold them); an offset is applied."""
     match = _TS_RE.match(text)
     if match is None:
         raise ValueError(f"unrecognised timestamp {text!r}")
-    year, month, day, hour, minute, second, fraction, offset, bc = match.groups()
-    year_value = int(year)
-    if bc:
-        year_value = 1 - year_value  # 1 BC is year 0
+    year, month, day, hour, minute, second, fraction, sign, oh, om, os_, bc = match.groups()
+    year_value = 1 - int(year) if bc else int(year)
     days = _days_from_civil(year_value, int(month), int(day))
-    micros = (days * 86400 + int(hour) * 3600 + int(minute) * 60 + int(second)) * 1_000_000
-    if fraction:
-        micros += int(fraction.ljust(6, "0")[:6])
-    return micros - _offset_seconds(offset) * 1_000_000
+    micros = (days * 86400 + int(hour) * 3600 + int(minute) * 60 + int(second)) * 1_000_000 + _micros_of(fraction)
+    if sign:
+        offset = int(oh) * 3600 + int(om or 0) * 60 + int(os_ or 0)
+        micros -= (offset if sign == "+" else -offset) * 1_000_000
+    return micros
 
 
-def timestamp_micros(text: str) -> int:
-    """Microseconds since the epoch; the text may carry an offset (timestamptz)."""
+def _timestamp_micros(text: str) -> int:
+    """Epoch microseconds of a timestamp[tz] text (an offset, if any, is applied)."""
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
@@ -372,301 +650,405 @@ def timestamp_micros(text: str) -> int:
     return (parsed - _EPOCH_TZ) // _ONE_US
 
 
-def _date_days(text: str) -> int:
-    if text == "infinity":
-        return _INT32_MAX
-    if text == "-infinity":
-        return _INT32_MIN
-    try:
-        return (date.fromisoformat(text) - _EPOCH_DATE).days
-    except ValueError:
-        match = _DATE_RE.match(text)
-        if match is None:
-            raise
-        year = int(match.group(1))
-        if match.group(4):
-            year = 1 - year
-        return _days_from_civil(year, int(match.group(2)), int(match.group(3)))
-
-
 def _time_micros(text: str) -> int:
+    """'13:45:30.123456' (up to '24:00:00') -> microseconds past midnight."""
+    if len(text) >= 8 and text[2] == ":" and text[5] == ":":
+        micros = (int(text[:2]) * 3600 + int(text[3:5]) * 60 + int(text[6:8])) * 1_000_000
+        return micros + _micros_of(text[9:]) if len(text) > 9 else micros
     hours, minutes, rest = text.split(":", 2)
     seconds, _, fraction = rest.partition(".")
-    micros = (int(hours) * 3600 + int(minutes) * 60 + int(seconds)) * 1_000_000
-    if fraction:
-        micros += int(fraction.ljust(6, "0")[:6])
-    return micros
+    return (int(hours) * 3600 + int(minutes) * 60 + int(seconds)) * 1_000_000 + _micros_of(fraction)
 
 
-_TIMETZ_SPLIT = re.compile(r"([+-]\d\d(?::?\d\d){0,2})$")
+_TIMETZ_RE = re.compile(r"(.*?)([+-])(\d\d)(?::?(\d\d))?(?::?(\d\d))?$")
 
 
 def _zoned_time(text: str) -> str:
-    match = _TIMETZ_SPLIT.search(text)
-    offset = match.group(1) if match else None
-    local = text[: match.start()] if match else text
-    micros = (_time_micros(local) - _offset_seconds(offset) * 1_000_000) % 86_400_000_000
-    seconds, fraction = divmod(micros, 1_000_000)
-    out = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-    if fraction:
-        out += "." + f"{fraction:06d}".rstrip("0")
-    return out + "Z"
+    """timetz in UTC, as ZonedTime prints it: '13:45:30.5+05:30' -> '08:15:30.5Z'."""
+    match = _TIMETZ_RE.match(text)
+    if match is None:
+        return _iso_time(_time_micros(text))
+    local, sign, oh, om, os_ = match.groups()
+    offset = (int(oh) * 3600 + int(om or 0) * 60 + int(os_ or 0)) * 1_000_000
+    return _iso_time(_time_micros(local) - (offset if sign == "+" else -offset))
 
 
-def _zoned_timestamp_converter(digits: int) -> Converter:
-    pad = "0" * digits
+def _time_converter(typmod: int, mode: str) -> Converter:
+    precision = _time_precision(typmod)
+    if mode == "isostring":
+        return lambda text: _iso_time(_time_micros(text))  # LocalTime: 24:00:00 wraps to 00:00
+    if mode == "nanoseconds":
+        return lambda text: _time_micros(text) * 1000
+    if mode == "connect" or (mode == "adaptive" and precision <= 3):
+        return lambda text: _time_micros(text) // 1000
+    return _time_micros
+
+
+def _timestamp_converter(typmod: int, mode: str) -> Converter:
+    precision = _time_precision(typmod)
+    if mode == "isostring":
+        def iso(text: str) -> str:
+            if text == "infinity":
+                return _iso_datetime(_TS_POS_INFINITY_US, None)
+            if text == "-infinity":
+                return _iso_datetime(_TS_NEG_INFINITY_US, None)
+            return _iso_datetime(_timestamp_micros(text), None)
+        return iso
+    if mode == "nanoseconds":
+        def nanos(text: str) -> int | None:
+            if text == "infinity":
+                return _INT64_MAX
+            if text == "-infinity":
+                return _INT64_MIN
+            value = _timestamp_micros(text) * 1000
+            # Debezium cannot represent it either (it logs and writes null).
+            return value if _INT64_MIN <= value <= _INT64_MAX else None
+        return nanos
+    unit = 1000 if mode == "connect" or (mode != "microseconds" and precision <= 3) else 1
+    pos_infinity, neg_infinity = _TS_POS_INFINITY_US // unit, _TS_NEG_INFINITY_US // unit
+
+    def epoch(text: str) -> int:
+        try:
+            return (datetime.fromisoformat(text) - _EPOCH) // _ONE_US // unit
+        except (ValueError, TypeError):
+            pass
+        if text == "infinity":
+            return pos_infinity
+        if text == "-infinity":
+            return neg_infinity
+        return _slow_timestamp_micros(text) // unit
+    return epoch
+
+
+def _timestamptz_converter(typmod: int) -> Converter:
+    # ZonedTimestamp prints exactly the column's scale in fraction digits (6 unless
+    # timestamptz(p)); scale 0 falls back to ISO_OFFSET_DATE_TIME, which trims.
+    precision = min(_time_precision(typmod), 6)  # PostgreSQL keeps at most 6 digits
+    width = precision if precision > 0 else None
+    pad = "000000"
 
     def convert(text: str) -> str:
-        # Fast path: the connection pins TimeZone=UTC, so the text is 'YYYY-MM-DD hh:mm:ss[.f]+00'.
-        if text.endswith("+00") and text[10:11] == " " and text[4:5] == "-":
-            clock = text[11:-3]
-            seconds, dot, fraction = clock.partition(".")
-            if digits > 0:
-                return f"{text[:10]}T{seconds}.{(fraction + pad)[:digits]}Z"
-            return f"{text[:10]}T{seconds}Z"
-        if text in ("infinity", "-infinity"):
+        # The connection pins TimeZone=UTC: 'YYYY-MM-DD hh:mm:ss[.ffffff]+00'.
+        if text.endswith("+00") and text[4:5] == "-" and text[10:11] == " ":
+            clock, _, fraction = text[11:-3].partition(".")
+            if width is None:
+                return f"{text[:10]}T{clock}{_fraction(_micros_of(fraction), None)}Z"
+            return f"{text[:10]}T{clock}.{(fraction + pad)[:width]}Z"
+        if text == "infinity" or text == "-infinity":
             return text
-        micros = timestamp_micros(text)
-        seconds, fraction = divmod(micros, 1_000_000)
-        days, rest = divmod(seconds, 86400)
-        if -719162 <= days <= 2932896:  # datetime's range
-            moment = datetime(1970, 1, 1) + timedelta(days=days, seconds=rest)
-            body = f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{rest // 3600:02d}:{rest // 60 % 60:02d}:{rest % 60:02d}"
-        else:
-            body = _civil_string(days, rest)
-        if digits > 0:
-            body += "." + f"{fraction:06d}"[:digits]
-        return body + "Z"
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            return _iso_datetime(_slow_timestamp_micros(text), width)
+        if moment.tzinfo is None:  # a timestamp without offset: read it as UTC
+            moment = moment.replace(tzinfo=_UTC)
+        return _iso_datetime((moment - _EPOCH_TZ) // _ONE_US, width)
     return convert
 
 
-def _civil_string(days: int, rest: int) -> str:
-    """ISO date-time for days outside datetime's range (Hinnant's civil_from_days)."""
-    z = days + 719468
-    era = (z if z >= 0 else z - 146096) // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    y = yoe + era * 400
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    d = doy - (153 * mp + 2) // 5 + 1
-    m = mp + (3 if mp < 10 else -9)
-    y += m <= 2
-    return f"{y:04d}-{m:02d}-{d:02d}T{rest // 3600:02d}:{rest // 60 % 60:02d}:{rest % 60:02d}"
+def _date_converter(mode: str) -> Converter:
+    if mode == "isostring":
+        def iso(text: str) -> str:
+            year, month, day = _civil_from_days(_date_days(text))
+            return f"{_iso_year(year)}-{month:02d}-{day:02d}Z"
+        return iso
+    return _date_days
 
 
-def _timestamp_converter(unit_us: int) -> Converter:
-    def convert(text: str) -> int:
-        if text == "infinity":
-            return _INT64_MAX
-        if text == "-infinity":
-            return _INT64_MIN
-        return timestamp_micros(text) // unit_us
-    return convert
+# ---- intervals --------------------------------------------------------------------------------
+
+_ISO_INTERVAL_PART = re.compile(r"(-?\d+(?:\.\d+)?)([YMDHS])")
 
 
-_INTERVAL_PART = re.compile(r"(-?\d+) (year|mon|day)s?")
-_INTERVAL_TIME = re.compile(r"(-?)(\d+):(\d\d):(\d\d)(?:\.(\d+))?")
-_MONTH_US = 30.4375 * 24 * 3600 * 1_000_000
+def _seconds_micros(text: str) -> int:
+    negative = text.startswith("-")
+    whole, _, fraction = text.lstrip("+-").partition(".")
+    micros = int(whole or 0) * 1_000_000 + _micros_of(fraction)
+    return -micros if negative else micros
 
 
-def _interval_parts(text: str) -> tuple[int, int, int]:
-    """(months, days, microseconds) of IntervalStyle=postgres output."""
-    months = days = 0
-    for amount, unit in _INTERVAL_PART.findall(text):
-        if unit == "year":
-            months += int(amount) * 12
-        elif unit == "mon":
-            months += int(amount)
-        else:
-            days += int(amount)
-    micros = 0
-    match = _INTERVAL_TIME.search(text)
-    if match:
-        sign, hours, minutes, seconds, fraction = match.groups()
-        micros = (int(hours) * 3600 + int(minutes) * 60 + int(seconds)) * 1_000_000
-        if fraction:
-            micros += int(fraction.ljust(6, "0")[:6])
-        if sign:
-            micros = -micros
-    return months, days, micros
+def _interval_fields(text: str) -> tuple[int, int, int, int, int, int]:
+    """(years, months, days, hours, minutes, second-micros) as pgjdbc's PGInterval reads the text:
+    IntervalStyle postgres '1 year 2 mons 3 days 04:05:06.789', postgres_verbose
+    '@ 1 year 2 mons 3 days 4 hours 5 mins 6.789 secs ago' and iso_8601 'P1Y2M3DT4H5M6.789S'."""
+    years = months = days = hours = minutes = micros = 0
+    if text.startswith("P"):
+        date_part, _, time_part = text[1:].partition("T")
+        for amount, unit in _ISO_INTERVAL_PART.findall(date_part):
+            if unit == "Y":
+                years = int(amount)
+            elif unit == "M":
+                months = int(amount)
+            elif unit == "D":
+                days = int(amount)
+        for amount, unit in _ISO_INTERVAL_PART.findall(time_part):
+            if unit == "H":
+                hours = int(amount)
+            elif unit == "M":
+                minutes = int(amount)
+            elif unit == "S":
+                micros = _seconds_micros(amount)
+        return years, months, days, hours, minutes, micros
+    verbose = text.startswith("@")
+    tokens = text.replace("+", " ").replace("@", " ").lower().split()
+    value: str | None = None
+    for position, token in enumerate(tokens, 1):
+        if position & 1:  # a number, or an 'hh:mm:ss' clock
+            if ":" not in token:
+                value = token
+                continue
+            negative = token.startswith("-")
+            clock = token[1:] if negative else token
+            hour_text, _, rest = clock.partition(":")
+            hours, minutes = int(hour_text), int(rest[:2])
+            micros = _seconds_micros(rest[3:]) if rest[2:3] == ":" else 0
+            if negative:
+                hours, minutes, micros = -hours, -minutes, -micros
+            value = None
+        elif value is not None:
+            if token.startswith("year"):
+                years = int(value)
+            elif token.startswith("mon"):
+                months = int(value)
+            elif token.startswith("day"):
+                days = int(value)
+            elif token.startswith("hour"):
+                hours = int(value)
+            elif token.startswith("min"):
+                minutes = int(value)
+            elif token.startswith("sec"):
+                micros = _seconds_micros(value)
+    if verbose and text.endswith("ago"):
+        return -years, -months, -days, -hours, -minutes, -micros
+    return years, months, days, hours, minutes, micros
+
+
+def _pginterval_seconds(micros: int) -> float:
+    """PGInterval.getSeconds(): wholeSeconds + microSeconds / 1e6 (both truncated toward zero)."""
+    whole = abs(micros) // 1_000_000
+    if micros < 0:
+        whole = -whole
+    return whole + (micros - whole * 1_000_000) / 1_000_000
 
 
 def _interval_micros(text: str) -> int:
-    months, days, micros = _interval_parts(text)
-    return round(months * _MONTH_US) + days * 86_400_000_000 + micros
+    """MicroDuration.durationMicros in Java's double arithmetic, truncated like its (long) cast."""
+    years, months, days, hours, minutes, micros = _interval_fields(text)
+    number_of_days = (years * 12 + months) * (365.25 / 12.0) + days
+    number_of_seconds = ((number_of_days * 24 + hours) * 60 + minutes) * 60 + _pginterval_seconds(micros)
+    return int(number_of_seconds * 1e6)
 
 
 def _interval_iso(text: str) -> str:
-    months, days, micros = _interval_parts(text)
-    years, months = divmod(months, 12) if months >= 0 else (-((-months) // 12), -((-months) % 12))
-    seconds = micros / 1_000_000
-    hours = int(seconds / 3600)
-    minutes = int((seconds - hours * 3600) / 60)
-    secs = seconds - hours * 3600 - minutes * 60
-    sec_text = f"{secs:.6f}".rstrip("0").rstrip(".")
-    return f"P{years}Y{months}M{days}DT{hours}H{minutes}M{sec_text}S"
+    """io.debezium.time.Interval.toIsoString: 'P1Y2M3DT4H5M6.789S', every part always present."""
+    years, months, days, hours, minutes, micros = _interval_fields(text)
+    seconds = Decimal(repr(_pginterval_seconds(micros)))  # BigDecimal.valueOf(double)
+    if seconds.as_tuple().exponent < -9:  # type: ignore[operator]
+        seconds = seconds.quantize(Decimal("1e-9"), rounding=ROUND_DOWN)
+    seconds_text = format(seconds.normalize(), "f") if seconds else "0"
+    return f"P{years}Y{months}M{days}DT{hours}H{minutes}M{seconds_text}S"
 
 
-def parse_array(text: str) -> list[Any]:
-    """PostgreSQL array text ('{1,NULL,"a b",{2,3}}') -> nested lists of str/None."""
-    pos = 0
-    if text.startswith("["):  # explicit bounds: '[0:1]={1,2}'
-        pos = text.index("=") + 1
+# ---- arrays -----------------------------------------------------------------------------------
 
-    def parse(i: int) -> tuple[list[Any], int]:
-        assert text[i] == "{"
-        i += 1
-        items: list[Any] = []
-        if text[i] == "}":
+def parse_array(text: str, delimiter: str = ",") -> list[Any]:
+    """PostgreSQL array text ('{1,NULL,"a b",{2,3}}') -> nested lists of str / None."""
+    start = text.index("{") if text.startswith("[") else 0  # '[0:1]={1,2}': explicit bounds
+    # Fast path: one dimension and nothing quoted or escaped.
+    if '"' not in text and "\\" not in text and text.count("{") == 1:
+        body = text[start + 1:-1]
+        if not body:
+            return []
+        return [None if item == "NULL" else item for item in body.split(delimiter)]
+    return _parse_array_at(text, start, delimiter)[0]
+
+
+_UNESCAPE = re.compile(r"\\(.)")
+
+
+def _parse_array_at(text: str, i: int, delimiter: str) -> tuple[list[Any], int]:
+    if text[i] != "{":
+        raise ValueError(f"malformed array {text!r}")
+    i += 1
+    items: list[Any] = []
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == "}":
             return items, i + 1
-        while True:
-            c = text[i]
-            if c == "{":
-                item, i = parse(i)
-                items.append(item)
-            elif c == '"':
-                i += 1
-                chars = []
-                while text[i] != '"':
-                    if text[i] == "\\":
-                        i += 1
-                    chars.append(text[i])
+        if c == delimiter or c in " \t\n":
+            i += 1
+            continue
+        if c == "{":
+            item, i = _parse_array_at(text, i, delimiter)
+            items.append(item)
+        elif c == '"':
+            i += 1
+            chars: list[str] = []
+            while text[i] != '"':
+                if text[i] == "\\":
                     i += 1
-                items.append("".join(chars))
+                chars.append(text[i])
                 i += 1
+            items.append("".join(chars))
+            i += 1
+        else:
+            start = i
+            while text[i] != delimiter and text[i] != "}":
+                i += 1
+            token = text[start:i].strip()
+            if token == "NULL":
+                items.append(None)
             else:
-                start = i
-                while text[i] not in ",}":
-                    i += 1
-                token = text[start:i].strip()
-                items.append(None if token == "NULL" else token)
-            if text[i] == ",":
-                i += 1
-                continue
-            if text[i] == "}":
-                return items, i + 1
-            raise ValueError(f"malformed array {text!r}")
-
-    items, _ = parse(pos)
-    return items
+                items.append(_UNESCAPE.sub(r"\1", token) if "\\" in token else token)
+    raise ValueError(f"malformed array {text!r}")
 
 
-def _array_converter(element: Converter) -> Converter:
+def _array_converter(element: Converter, delimiter: str) -> Converter:
     def apply(items: list[Any]) -> list[Any]:
-        return [None if v is None else (apply(v) if isinstance(v, list) else element(v)) for v in items]
-    return lambda text: apply(parse_array(text))
+        return [None if v is None else (apply(v) if v.__class__ is list else element(v)) for v in items]
 
+    def convert(text: str) -> list[Any]:
+        return apply(parse_array(text, delimiter))
+    return convert
+
+
+# ---- converters -------------------------------------------------------------------------------
 
 def _bool(text: str) -> bool:
     return text == "t"
 
 
+def _text(text: str) -> str:
+    return text
+
+
 def text_converter(pg_type: PgType, typmod: int, modes: TypeModes) -> Converter:
     """The function from a column's text output to the JSON-ready value Debezium writes."""
     t, typmod = _resolve(pg_type, typmod)
-    name = t.name
-    if t.element is not None and (t.category == "A" or name.startswith("_")):
-        return _array_converter(text_converter(t.element, typmod, modes))
-    if t.typtype == "e":
-        return str
-    if name == "bool":
+    kind = _kind(t)
+    if kind == "array":
+        assert t.element is not None
+        element, element_typmod = _resolve(t.element, typmod)
+        delimiter = ";" if element.name == "box" else ","  # box is the one built-in with typdelim ';'
+        return _array_converter(text_converter(element, element_typmod, modes), delimiter)
+    if kind == "bool":
         return _bool
-    if name in ("int2", "int4", "int8", "oid"):
+    if kind in ("int16", "int32", "int64"):
         return int
-    if name in ("float4", "float8"):
-        return _float
-    if name == "numeric":
-        ps = _numeric_precision_scale(typmod)
-        return _decimal_converter(ps[1] if ps else None, modes.decimal_handling_mode)
-    if name == "money":
+    if kind == "float32":
+        return _float32
+    if kind == "float64":
+        return _float64
+    if kind == "numeric":
+        return _numeric_converter(typmod, modes.decimal_handling_mode)
+    if kind == "money":
         return _money_converter(modes)
-    if name == "bytea":
+    if kind == "bytea":
         return _binary_converter(modes.binary_handling_mode)
-    if name == "date":
-        return _date_days
-    if name == "time":
-        if modes.time_precision_mode == "connect" or (
-            modes.time_precision_mode == "adaptive" and _precision(typmod) <= 3
-        ):
-            return lambda text: _time_micros(text) // 1000
-        return _time_micros
-    if name == "timetz":
+    if kind in ("bit", "varbit"):
+        return _bits_converter if _bit_length(kind, typmod) > 1 else _bit_bool
+    if kind == "date":
+        return _date_converter(modes.time_precision_mode)
+    if kind == "time":
+        return _time_converter(typmod, modes.time_precision_mode)
+    if kind == "timetz":
         return _zoned_time
-    if name == "timestamp":
-        if modes.time_precision_mode == "connect" or _precision(typmod) <= 3:
-            return _timestamp_converter(1000)
-        return _timestamp_converter(1)
-    if name == "timestamptz":
-        return _zoned_timestamp_converter(_precision(typmod))
-    if name == "interval":
+    if kind == "timestamp":
+        return _timestamp_converter(typmod, modes.time_precision_mode)
+    if kind == "timestamptz":
+        return _timestamptz_converter(typmod)
+    if kind == "interval":
         return _interval_iso if modes.interval_handling_mode == "string" else _interval_micros
-    return str
+    # enum, strings, uuid, json (jsonb: the server's text form), xml, inet, ..., unknown types
+    return _text
 
 
-# ---- catalog --------------------------------------------------------------------------------
+# ---- catalog ----------------------------------------------------------------------------------
 
 _TYPE_SQL = """
-SELECT t.oid, t.typname, t.typcategory, t.typtype, t.typelem, t.typbasetype, n.nspname, t.typtypmod,
-       COALESCE((SELECT array_agg(e.enumlabel ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = t.oid),
-                '{}')
+SELECT t.oid::int8, t.typname::text, t.typcategory::text, t.typtype::text, t.typelem::int8,
+       t.typbasetype::int8, n.nspname::text, t.typtypmod,
+       ARRAY(SELECT e.enumlabel::text FROM pg_enum e WHERE e.enumtypid = t.oid ORDER BY e.enumsortorder)
 FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
-WHERE t.oid = ANY(%s)
+WHERE t.oid = ANY(%s::int8[]::oid[])
 """
 
 
 class TypeRegistry:
-    """PgType by OID: built-ins without a query, the rest (enums, domains, arrays of those)
-    from pg_type/pg_enum, one query per batch of unknown OIDs, cached until invalidated."""
+    """PgType by OID: built-ins without a query, the rest (enums with their labels, domains with
+    their base type, arrays with their element type, recursively) from pg_type/pg_enum, one query
+    per round of unknown OIDs, cached until invalidated."""
 
     def __init__(self, connect: Callable[[], "psycopg.Connection"]) -> None:
         self._connect = connect
+        self._conn: "psycopg.Connection | None" = None
         self._types: dict[int, PgType] = {}
 
+    def _connection(self) -> "psycopg.Connection":
+        if self._conn is None or self._conn.closed:
+            self._conn = self._connect()
+        return self._conn
+
     def get(self, oid: int) -> PgType:
-        found = self._types.get(oid) or builtin_type(oid)
+        found = self._types.get(oid) or _BUILTINS.get(oid)
         if found is None:
-            self.load([oid])
+            self.load((oid,))
             found = self._types.get(oid)
-        if found is None:  # dropped meanwhile: fall back to its text form
-            return PgType(oid, f"oid{oid}", "X", "b")
+        if found is None:  # dropped meanwhile: its text form still works
+            found = PgType(oid, f"oid{oid}", "X", "b")
         return found
 
     def load(self, oids: Iterable[int]) -> None:
-        wanted = {o for o in oids if o not in self._types and builtin_type(o) is None}
-        rows: dict[int, tuple] = {}
-        conn = None
+        wanted = {o for o in oids if o and o not in self._types and o not in _BUILTINS}
+        rows: dict[int, tuple[Any, ...]] = {}
         while wanted:
-            conn = conn or self._connect()
-            fetched = conn.execute(_TYPE_SQL, (list(wanted),)).fetchall()
-            wanted = set()
-            for row in fetched:
+            for row in self._query(sorted(wanted)):
                 rows[row[0]] = row
-                for dependent in (row[4], row[5]):
-                    if dependent and dependent not in rows and dependent not in self._types \
-                            and builtin_type(dependent) is None:
-                        wanted.add(dependent)
+            # element and base types this round named but nobody knows yet
+            wanted = {dep for row in rows.values() for dep in (row[4], row[5])
+                      if dep and dep not in rows and dep not in self._types and dep not in _BUILTINS}
         for oid in rows:
             self._build(oid, rows)
 
-    def _build(self, oid: int, rows: dict[int, tuple]) -> PgType:
-        known = self._types.get(oid) or builtin_type(oid)
+    def _query(self, oids: list[int]) -> list[tuple[Any, ...]]:
+        from psycopg import pq
+
+        conn = self._connection()
+        idle = conn.info.transaction_status == pq.TransactionStatus.IDLE
+        rows = conn.execute(_TYPE_SQL, (oids,)).fetchall()
+        if idle and not conn.autocommit:
+            conn.rollback()  # leave no transaction open behind a catalog lookup
+        return rows
+
+    def _build(self, oid: int, rows: dict[int, tuple[Any, ...]]) -> PgType:
+        known = self._types.get(oid) or _BUILTINS.get(oid)
         if known is not None:
             return known
         row = rows.get(oid)
         if row is None:
             return PgType(oid, f"oid{oid}", "X", "b")
         _, name, category, typtype, elem, base, schema, base_typmod, labels = row
-        category = category if isinstance(category, str) else bytes(category).decode()
-        typtype = typtype if isinstance(typtype, str) else bytes(typtype).decode()
         element = self._build(elem, rows) if elem and category == "A" else None
         base_type = self._build(base, rows) if base and typtype == "d" else None
-        pg_type = PgType(oid, name, category, typtype, tuple(labels or ()), element, base_type, schema, base_typmod)
+        pg_type = PgType(oid, name, category, typtype, tuple(labels or ()), element, base_type, schema,
+                         base_typmod if typtype == "d" else -1)
         self._types[oid] = pg_type
         return pg_type
 
     def invalidate(self, oid: int | None = None) -> None:
+        """Forget one type (and the arrays and domains built on it), or all of them."""
         if oid is None:
             self._types.clear()
-        else:
-            self._types.pop(oid, None)
+            return
+        stale = {oid}
+        changed = True
+        while changed:
+            changed = False
+            for known_oid, known in self._types.items():
+                if known_oid not in stale and any(
+                        dep is not None and dep.oid in stale for dep in (known.element, known.base)):
+                    stale.add(known_oid)
+                    changed = True
+        for stale_oid in stale:
+            self._types.pop(stale_oid, None)
