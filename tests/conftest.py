@@ -93,3 +93,52 @@ def _drop_database(admin_dsn: str, name: str) -> None:
                 if attempt == 19:
                     raise
                 time.sleep(0.5)
+
+
+# ---- MySQL / MariaDB ---------------------------------------------------------------------------
+
+def _local_mariadb() -> str | None:
+    script = ROOT / "scripts" / "mariadb.sh"
+    try:
+        subprocess.run(["bash", str(script), "start"], check=True, capture_output=True, timeout=900)
+    except (subprocess.SubprocessError, OSError):
+        return None
+    return subprocess.run(["bash", str(script), "dsn"], check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def mysql_server() -> dict[str, object]:
+    """Connection arguments of a MySQL/MariaDB: CDC_TEST_MYSQL_DSN, else scripts/mariadb.sh."""
+    from urllib.parse import unquote, urlparse
+
+    pymysql = pytest.importorskip("pymysql")
+    dsn = os.environ.get("CDC_TEST_MYSQL_DSN") or _local_mariadb()
+    if not dsn:
+        pytest.skip("no MySQL/MariaDB: set CDC_TEST_MYSQL_DSN=mysql://user:pass@host:port/, or let "
+                    "scripts/mariadb.sh install one (needs root and Debian's packages)")
+    url = urlparse(dsn)
+    args = {"host": url.hostname or "127.0.0.1", "port": url.port or 3306,
+            "user": unquote(url.username or "root"), "password": unquote(url.password or "")}
+    pymysql.connect(**args).close()
+    return args
+
+
+@pytest.fixture()
+def mysql_db(mysql_server: dict[str, object]) -> Iterator[dict[str, str]]:
+    """A fresh database and the source properties that capture only it."""
+    import pymysql
+
+    name = f"cdc_{uuid.uuid4().hex[:10]}"
+    conn = pymysql.connect(**mysql_server, autocommit=True)
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
+    props = {
+        "database.hostname": str(mysql_server["host"]), "database.port": str(mysql_server["port"]),
+        "database.user": str(mysql_server["user"]), "database.password": str(mysql_server["password"]),
+        "database.include.list": name, "database.server.id": str(5400 + uuid.uuid4().int % 1000),
+        "name": name, "db": name,
+    }
+    yield props
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
+    conn.close()

@@ -46,12 +46,13 @@ class CollectingSink:
 
 
 class Pipeline:
-    def __init__(self, props: dict[str, Any], offsets: Path, sink: CollectingSink | None = None) -> None:
+    def __init__(self, props: dict[str, Any], offsets: Path, sink: CollectingSink | None = None,
+                 source_cls: Callable[[Config], Any] = PostgresSource) -> None:
         base = {"topic.prefix": "dbz", "slot.name": "cdc_test", "publication.name": "cdc_test_pub",
                 "offset.flush.interval.ms": "100", "status.update.interval.ms": "500"}
         props = {**base, **{k: v for k, v in props.items() if k != "dsn"}}
         self.config = Config(props).declare(CORE_OPTIONS)
-        self.source = PostgresSource(self.config)
+        self.source = source_cls(self.config)
         self.sink = sink or CollectingSink()
         self.engine = Engine(self.source, self.sink, JsonConverter(self.config.get("value.converter.schemas.enable")),
                              FileOffsetStore(offsets, "test"), flush_interval_s=0.1)

@@ -1,0 +1,59 @@
+"""Options of the MySQL / MariaDB source, with Debezium's property names."""
+from __future__ import annotations
+
+from cdc.config import Option
+
+MYSQL_OPTIONS: tuple[Option, ...] = (
+    Option("database.hostname", str, "127.0.0.1", "Host of the MySQL / MariaDB server."),
+    Option("database.port", int, 3306, "Port of the server."),
+    Option("database.user", str, "root", "User with SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE and REPLICATION CLIENT."),
+    Option("database.password", str, None, "Password of database.user.", secret=True),
+    Option("database.server.id", int, 5400, "Server id this client registers with when it reads the binlog; "
+           "unique among the server's replicas."),
+    Option("database.include.list", list, None, "Regular expressions of database names to capture."),
+    Option("database.exclude.list", list, None, "Regular expressions of database names not to capture."),
+    Option("database.ssl.mode", str, "disabled", "TLS to the server.", choices=("disabled", "preferred", "required")),
+    Option("connect.timeout.ms", int, 30000, "Timeout of a connection attempt."),
+    Option("snapshot.mode", str, "initial", "When to snapshot: initial (then stream), initial_only, no_data "
+           "(schema only, then stream), never (stream from the oldest binlog), when_needed (also when the "
+           "stored position was purged), recovery (rebuild a lost schema history from the current schema).",
+           choices=("initial", "initial_only", "no_data", "schema_only", "never", "when_needed", "recovery",
+                    "schema_only_recovery", "always")),
+    Option("snapshot.locking.mode", str, "minimal", "minimal: a global read lock while the schema is read (table "
+           "locks when FLUSH TABLES WITH READ LOCK is refused); none: no lock (MariaDB's consistent snapshot "
+           "still gives an exact binlog position, but DDL must not run during the snapshot).",
+           choices=("minimal", "extended", "none")),
+    Option("snapshot.fetch.size", int, 10240, "Rows per snapshot batch handed to the sink."),
+    Option("snapshot.progress", str, "auto", "Show a progress bar during snapshots (auto: when stderr is a terminal).",
+           choices=("auto", "bar", "log", "off")),
+    Option("time.precision.mode", str, "adaptive_time_microseconds", "How temporal values are represented.",
+           choices=("adaptive_time_microseconds", "adaptive", "connect")),
+    Option("bigint.unsigned.handling.mode", str, "long", "BIGINT UNSIGNED as int64 (long, wraps past 2^63) or Decimal (precise).",
+           choices=("long", "precise")),
+    Option("include.query", bool, False, "Put the SQL statement of each row change in source.query "
+           "(needs binlog_annotate_row_events on MariaDB, binlog_rows_query_log_events on MySQL)."),
+    Option("include.schema.comments", bool, False, "Keep table and column comments in the schema and in events."),
+    Option("schema.history.internal", str, "file", "Where the schema history is kept: file, kafka, or a plugin name "
+           "(Debezium's class names are accepted)."),
+    Option("schema.history.internal.file.filename", str, None,
+           "Schema history file (default: next to the offsets, schema-history.jsonl)."),
+    Option("schema.history.internal.skip.unparseable.ddl", bool, False,
+           "Skip a DDL statement that cannot be parsed, with a warning, instead of stopping."),
+    Option("schema.history.internal.store.only.captured.tables.ddl", bool, False,
+           "Record only the DDL of captured tables (and of databases) in the schema history."),
+    Option("schema.history.internal.store.only.captured.databases.ddl", bool, False,
+           "Record only the DDL of captured databases in the schema history."),
+    Option("errors.max.retries", int, 5, "Attempts to reconnect after the connection to the server broke."),
+    Option("retriable.restart.connector.wait.ms", int, 500, "First pause before reconnecting; doubles each attempt."),
+    Option("binlog.heartbeat.interval.ms", int, 500, "How often the server sends a heartbeat on an idle binlog, "
+           "so the pipeline flushes and stops promptly."),
+)
+
+# Debezium's class names for schema history stores -> our plugin names.
+HISTORY_CLASSES = {
+    "io.debezium.storage.file.history.FileSchemaHistory": "file",
+    "io.debezium.relational.history.FileDatabaseHistory": "file",
+    "io.debezium.storage.kafka.history.KafkaSchemaHistory": "kafka",
+    "io.debezium.relational.history.KafkaDatabaseHistory": "kafka",
+    "io.debezium.relational.history.MemorySchemaHistory": "memory",
+}

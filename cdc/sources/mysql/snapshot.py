@@ -1,0 +1,143 @@
+"""The snapshot's reads: a consistent point in the binlog, the schema, and the rows.
+
+    minimal locking (Debezium's default):
+        FLUSH TABLES WITH READ LOCK            (or LOCK TABLES ... READ when RELOAD is missing)
+        START TRANSACTION WITH CONSISTENT SNAPSHOT
+        binlog position  (MariaDB: binlog_snapshot_file/_position, exact for this transaction)
+        SHOW CREATE DATABASE / TABLE           -> schema history
+        UNLOCK TABLES                          (global lock only; table locks stay to the end)
+        SELECT * FROM each captured table      -> op r, inside the same transaction
+        COMMIT
+    none (MariaDB only): no lock; the consistent snapshot's own binlog position is exact for the
+    rows, but a DDL running meanwhile could make the schema read disagree with them.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+import pymysql
+
+from cdc.core.errors import SourceError
+from cdc.sources.mysql.connection import ER_SPECIFIC_ACCESS_DENIED, ER_ACCESS_DENIED, binlog_position
+
+log = logging.getLogger(__name__)
+
+SYSTEM_DATABASES = {"mysql", "information_schema", "performance_schema", "sys"}
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+@dataclass
+class SnapshotPoint:
+    file: str
+    pos: int
+    gtids: str | None
+    table_locks: bool = False  # LOCK TABLES fallback: released only at the end
+    global_lock: bool = False  # FLUSH TABLES WITH READ LOCK: released once the schema is read
+
+
+@dataclass
+class SchemaRead:
+    databases: list[tuple[str, str]] = field(default_factory=list)  # (name, CREATE DATABASE text)
+    tables: list[tuple[str, str, str]] = field(default_factory=list)  # (database, table, CREATE TABLE text)
+
+
+def begin(conn: pymysql.connections.Connection, *, mariadb: bool, locking: str,
+          tables_to_lock: Callable[[], list[tuple[str, str]]]) -> SnapshotPoint:
+    """Open the snapshot transaction and find its binlog position; the caller reads the schema next."""
+    with conn.cursor() as cur:
+        cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        table_locks = False
+        global_lock = False
+        if locking != "none" or not mariadb:
+            try:
+                cur.execute("FLUSH TABLES WITH READ LOCK")
+                global_lock = True
+            except pymysql.err.OperationalError as exc:
+                if exc.args[0] not in (ER_SPECIFIC_ACCESS_DENIED, ER_ACCESS_DENIED):
+                    raise
+                if mariadb:
+                    log.warning("FLUSH TABLES WITH READ LOCK refused (%s): using MariaDB's consistent snapshot "
+                                "position without a lock; avoid DDL until the schema is read", exc.args[1])
+                else:
+                    locks = tables_to_lock()
+                    log.warning("FLUSH TABLES WITH READ LOCK refused (%s): locking the %d captured tables instead, "
+                                "until the snapshot ends", exc.args[1], len(locks))
+                    if locks:
+                        cur.execute("LOCK TABLES " + ", ".join(f"{quote(d)}.{quote(t)} READ" for d, t in locks))
+                    table_locks = True
+        if not table_locks:
+            cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        file, pos = _position(cur, conn, mariadb)
+        cur.execute("SELECT @@GLOBAL.gtid_binlog_pos" if mariadb else "SELECT @@GLOBAL.gtid_executed")
+        row = cur.fetchone()
+        gtids = (row[0] or None) if row else None
+    return SnapshotPoint(file, pos, gtids, table_locks, global_lock)
+
+
+def _position(cur: Any, conn: pymysql.connections.Connection, mariadb: bool) -> tuple[str, int]:
+    if mariadb:
+        cur.execute("SHOW STATUS LIKE 'binlog_snapshot_%'")
+        status = {name.lower(): value for name, value in cur.fetchall()}
+        if status.get("binlog_snapshot_file"):
+            return status["binlog_snapshot_file"], int(status["binlog_snapshot_position"])
+    return binlog_position(conn)
+
+
+def read_schema(conn: pymysql.connections.Connection, capture_database: Callable[[str], bool]) -> SchemaRead:
+    """CREATE statements of every captured database and all of its tables (views left out)."""
+    read = SchemaRead()
+    with conn.cursor() as cur:
+        cur.execute("SHOW DATABASES")
+        databases = [r[0] for r in cur.fetchall() if r[0] not in SYSTEM_DATABASES and capture_database(r[0])]
+        for database in sorted(databases):
+            cur.execute(f"SHOW CREATE DATABASE {quote(database)}")
+            read.databases.append((database, cur.fetchone()[1]))
+            cur.execute(f"SHOW FULL TABLES IN {quote(database)} WHERE Table_type = 'BASE TABLE'")
+            for (table, _kind) in sorted(cur.fetchall()):
+                cur.execute(f"SHOW CREATE TABLE {quote(database)}.{quote(table)}")
+                read.tables.append((database, table, cur.fetchone()[1]))
+    return read
+
+
+def release_global_lock(conn: pymysql.connections.Connection, point: SnapshotPoint) -> None:
+    if point.global_lock:
+        with conn.cursor() as cur:
+            cur.execute("UNLOCK TABLES")
+
+
+def finish(conn: pymysql.connections.Connection, point: SnapshotPoint) -> None:
+    with conn.cursor() as cur:
+        if point.table_locks:
+            cur.execute("UNLOCK TABLES")
+        else:
+            cur.execute("COMMIT")
+
+
+def estimate_rows(conn: pymysql.connections.Connection, database: str, table: str) -> int | None:
+    with conn.cursor() as cur:
+        cur.execute("SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+                    (database, table))
+        row = cur.fetchone()
+    return int(row[0]) if row and row[0] is not None else None
+
+
+def select_rows(conn: pymysql.connections.Connection, database: str, table: str,
+                batch_rows: int) -> Iterator[list[tuple[Any, ...]]]:
+    """Every row of the table, unbuffered, in batches (columns in table order)."""
+    cur = conn.cursor(pymysql.cursors.SSCursor)
+    try:
+        cur.execute(f"SELECT * FROM {quote(database)}.{quote(table)}")
+        while True:
+            rows = cur.fetchmany(batch_rows)
+            if not rows:
+                return
+            yield rows
+    except pymysql.MySQLError as exc:
+        raise SourceError(f"snapshot of {database}.{table} failed: {exc.args[-1]}") from None
+    finally:
+        cur.close()

@@ -1,0 +1,664 @@
+"""MySQL / MariaDB source: the binlog read with python-mysql-replication, after an optional snapshot.
+
+    connect, check the server (binlog on, ROW format, FULL row image, grants)
+    no offset:   snapshot (snapshot.py): consistent binlog position P, schema -> history, rows as op r
+    offset:      rebuild the schema from the history up to the offset (not the live tables)
+    stream from P / the offset:
+        GTID / BEGIN      a transaction starts at its first event's position
+        TABLE_MAP         the binlog's column list, named from our schema at this position
+        WRITE/UPDATE/DELETE_ROWS -> c / u / d events (+ tombstones, key changes)
+        XID / COMMIT      END of the transaction; the offset moves past it
+        QUERY (DDL)       applied to the schema model, recorded in the history, schema change event
+
+Offsets are Debezium's: ``file`` and ``pos`` where to restart (after the last transaction
+delivered, or the start of a transaction delivered in part), ``event`` rows events of that
+transaction already delivered and ``row`` rows of the next, plus ``gtids``, ``server_id`` and
+``ts_sec``. A restart inside a transaction re-reads it from its start and skips what was
+delivered, so nothing is lost and nothing acknowledged repeats.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any, ClassVar, Iterator
+
+import pymysql
+
+from cdc import registry
+from cdc.config import CORE_OPTIONS, Config, Option
+from cdc.core.envelope import OP_CREATE, OP_DELETE, OP_READ, OP_UPDATE, now_ts
+from cdc.core.errors import SchemaHistoryError, SourceError
+from cdc.core.filters import NameFilter, parse_key_columns
+from cdc.core.progress import TableProgress
+from cdc.core.records import Batch, ChangeEvent
+from cdc.core.schema import parse_table_id
+from cdc.core.schema_change import SchemaChangeEvents
+from cdc.core.schema_history import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
+from cdc.core.topics import transaction_topic
+from cdc.core.transactions import TransactionTracker
+from cdc.sources.mysql import binlog as bl
+from cdc.sources.mysql import snapshot as snap
+from cdc.sources.mysql.config import HISTORY_CLASSES, MYSQL_OPTIONS
+from cdc.sources.mysql.connection import (
+    ER_MASTER_FATAL_READING_BINLOG,
+    ConnectionSettings,
+    ServerInfo,
+    binlog_files,
+    is_connection_lost,
+    position_key,
+    server_checks,
+    translate,
+    with_retries,
+)
+from cdc.sources.mysql.ddl import MySqlSchema, history_record
+from cdc.sources.mysql.source_info import source_block, source_schema
+from cdc.sources.mysql.tables import TableState
+from cdc.sources.mysql.types import TypeModes
+
+log = logging.getLogger(__name__)
+
+_MODE_ALIASES = {"schema_only": "no_data", "schema_only_recovery": "recovery"}
+
+
+def open_history(config: Config) -> SchemaHistory:
+    """The schema history store named by ``schema.history.internal``."""
+    raw = config.get("schema.history.internal")
+    kind = HISTORY_CLASSES.get(raw, raw)
+    if kind == "memory":
+        return MemorySchemaHistory()
+    if kind == "file":
+        path = config.get("schema.history.internal.file.filename")
+        if not path:
+            offsets = config.get("offset.storage.file.filename")
+            directory = config.properties.get("sink.files.directory")
+            base = Path(offsets).parent if offsets else Path(directory) if directory else Path(".")
+            path = str(base / "schema-history.jsonl")
+        return FileSchemaHistory(path)
+    return registry.load(registry.SCHEMA_HISTORIES, kind)(config)
+
+
+def _describe(history: SchemaHistory) -> str:
+    path = getattr(history, "path", None)
+    topic = getattr(history, "topic", None)
+    return str(path) if path else f"topic {topic}" if topic else type(history).__name__
+
+
+class _Transaction:
+    """Where the transaction being read started, and how far into it delivery got."""
+
+    __slots__ = ("file", "pos", "gtid", "thread", "query", "row_events", "active")
+
+    def __init__(self) -> None:
+        self.file = ""
+        self.pos = 0
+        self.gtid: str | None = None
+        self.thread: int | None = None
+        self.query: str | None = None
+        self.row_events = 0
+        self.active = False
+
+    def start(self, file: str, pos: int, gtid: str | None, thread: int | None = None) -> None:
+        self.file, self.pos, self.gtid, self.thread = file, pos, gtid, thread
+        self.query = None
+        self.row_events = 0
+        self.active = True
+
+
+class MySqlSource:
+    """MySQL / MariaDB: the binlog (ROW format) after an optional consistent snapshot."""
+
+    name: ClassVar[str] = "mysql"
+    options: ClassVar[tuple[Option, ...]] = MYSQL_OPTIONS
+
+    def __init__(self, config: Config) -> None:
+        config.declare(CORE_OPTIONS).declare(MYSQL_OPTIONS)
+        self.config = config
+        self.settings = ConnectionSettings.from_config(config)
+        self.prefix: str = config.get("topic.prefix")
+        self.client_server_id: int = config.get("database.server.id")
+        mode = config.get("snapshot.mode")
+        self.snapshot_mode: str = _MODE_ALIASES.get(mode, mode)
+        self.tombstones: bool = config.get("tombstones.on.delete")
+        self.max_batch: int = config.get("max.batch.size")
+        self.database_filter = NameFilter(config.get("database.include.list"), config.get("database.exclude.list"))
+        self.table_filter = NameFilter(config.get("table.include.list"), config.get("table.exclude.list"))
+        self.column_filter = NameFilter(None, config.get("column.exclude.list"))
+        try:
+            self.key_spec = parse_key_columns(config.get("message.key.columns"))
+        except ValueError as exc:
+            raise SourceError(str(exc)) from None
+        self.modes = TypeModes(
+            decimal_handling_mode=config.get("decimal.handling.mode"),
+            time_precision_mode=config.get("time.precision.mode"),
+            binary_handling_mode=config.get("binary.handling.mode"),
+            bigint_unsigned_handling_mode=config.get("bigint.unsigned.handling.mode"),
+        )
+        self.tx_tracker = (
+            TransactionTracker(transaction_topic(self.prefix, config.get("transaction.topic")))
+            if config.get("provide.transaction.metadata") else None
+        )
+        self.include_schema_changes: bool = config.get("include.schema.changes")
+        self.include_query: bool = config.get("include.query")
+        self.only_captured_tables_ddl: bool = config.get("schema.history.internal.store.only.captured.tables.ddl")
+        self.only_captured_databases_ddl: bool = config.get("schema.history.internal.store.only.captured.databases.ddl")
+        self.heartbeat_s = max(config.get("binlog.heartbeat.interval.ms"), 1) / 1000
+        self.history = open_history(config)
+        self.info: ServerInfo | None = None
+        self._conn: pymysql.connections.Connection | None = None
+        self._stream: Any = None
+        self._schema: MySqlSchema | None = None
+        self._states: dict[tuple[str, str], TableState | None] = {}
+        self._history_max: tuple[int, str, int] | None = None
+        self._stopping = False
+        self._position: dict[str, Any] | None = None
+
+    # ---- the Source contract ----------------------------------------------------------------
+
+    def stop(self) -> None:
+        self._stopping = True
+
+    def acknowledge(self, offset: dict[str, Any]) -> None:
+        """Nothing to release: the server keeps binlogs by its own retention settings."""
+
+    def close(self) -> None:
+        if self._stream is not None:
+            try:
+                self._stream.close()
+            except Exception:  # noqa: BLE001 - closing a broken socket must not hide the real error
+                pass
+            self._stream = None
+        if self._conn is not None and self._conn.open:
+            self._conn.close()
+        self._conn = None
+        self.history.close()
+
+    def stream(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
+        yield from self._run(offset)
+
+    # ---- helpers ----------------------------------------------------------------------------
+
+    def _control_conn(self) -> pymysql.connections.Connection:
+        if self._conn is None or not self._conn.open:
+            self._conn = with_retries(self.settings, "connecting to MySQL", self.settings.connect, lambda: self._stopping)
+        return self._conn
+
+    def captured_database(self, database: str) -> bool:
+        return database not in snap.SYSTEM_DATABASES and self.database_filter(database)
+
+    def captured(self, database: str, table: str) -> bool:
+        return self.captured_database(database) and self.table_filter(f"{database}.{table}")
+
+    def _new_schema(self) -> MySqlSchema:
+        info = self.info
+        return MySqlSchema(
+            server_charset=info.charset if info else None,
+            skip_unparseable=self.config.get("schema.history.internal.skip.unparseable.ddl"),
+            include_comments=self.config.get("include.schema.comments"),
+            lower_case_table_names=info.lower_case_table_names if info else 0,
+        )
+
+    @property
+    def flavor(self) -> str:
+        return self.info.flavor if self.info else "mysql"
+
+    # ---- start-up ---------------------------------------------------------------------------
+
+    def _run(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
+        conn = self._control_conn()
+        self.info = server_checks(conn, self.settings)
+        self._source_schema = source_schema(self.flavor)
+        self._schema_events = SchemaChangeEvents(self.prefix, self.flavor, self._source_schema)
+        mode = self.snapshot_mode
+        if offset is not None and offset.get("snapshot_only"):
+            if mode == "initial_only":
+                log.info("the snapshot was taken already (snapshot.mode=initial_only): nothing to do")
+                return
+            offset = None if mode in ("initial", "when_needed") else offset
+        if offset is not None and not self.history.exists() and mode != "recovery":
+            raise SchemaHistoryError(
+                f"an offset is stored (binlog {offset.get('file')}:{offset.get('pos')}) but the schema history "
+                f"{_describe(self.history)} is missing or empty: rows cannot be decoded without it",
+                fix="restore the history; or set snapshot.mode=recovery to rebuild it from the current tables (right "
+                    "only if no DDL ran since that position); or delete the offsets to take a new snapshot",
+            )
+        if offset is not None and offset.get("file") not in binlog_files(conn):
+            message = (f"the binlog file {offset.get('file')} of the stored offset is no longer on the server "
+                       f"(purged): changes since then cannot be read")
+            if mode != "when_needed":
+                raise SourceError(message, fix="set snapshot.mode=when_needed to take a new snapshot, and keep "
+                                  "binlogs longer (binlog_expire_logs_seconds / expire_logs_days)")
+            log.warning("%s; taking a new snapshot (snapshot.mode=when_needed)", message)
+            offset = None
+        if offset is None and mode in ("initial", "initial_only", "when_needed", "no_data", "always", "recovery"):
+            yield from self._snapshot(with_data=mode not in ("no_data", "recovery"), final=mode == "initial_only")
+            if mode == "initial_only":
+                return
+            assert self._position is not None
+            offset = self._position
+        elif offset is None:  # never: the whole binlog that is left, schema from its DDL alone
+            first = binlog_files(conn)[0]
+            log.warning("snapshot.mode=never: reading from the oldest binlog %s; tables created before it are unknown",
+                        first)
+            self._schema = self._new_schema()
+            offset = {"file": first, "pos": 4, "event": 0, "row": 0}
+        elif mode == "always":
+            yield from self._snapshot(with_data=True, final=False)
+            assert self._position is not None
+            offset = self._position
+        else:
+            self._schema = self._schema_from_history(offset)
+            if self._schema is None:  # recovery: no history, rebuild it from the tables as they are now
+                yield from self._snapshot(with_data=False, final=False, at=offset)
+        yield from self._stream_changes(offset)
+
+    def _schema_from_history(self, offset: dict[str, Any]) -> MySqlSchema | None:
+        if not self.history.exists():
+            return None
+        until = position_key(offset["file"], int(offset["pos"]))
+        schema = self._new_schema()
+        records = 0
+        for entry in self.history.entries():
+            position = entry.get("position") or {}
+            key = position_key(position.get("file", ""), int(position.get("pos", 0)))
+            if self._history_max is None or key > self._history_max:
+                self._history_max = key
+            if key > until:
+                continue  # recorded, but after the offset: it will be read from the binlog again
+            if position.get("snapshot_start"):
+                schema = self._new_schema()  # a newer snapshot replaces what came before it
+            schema.replay(entry)
+            records += 1
+        log.info("schema rebuilt from %d history records up to %s:%s", records, offset["file"], offset["pos"])
+        return schema
+
+    # ---- snapshot ---------------------------------------------------------------------------
+
+    def _record(self, position: dict[str, Any], database: str | None, ddl: str, changes: list[dict[str, Any]]) -> None:
+        key = position_key(position.get("file", ""), int(position.get("pos", 0)))
+        self.history.record(history_record({"server": self.prefix}, position, database, ddl, changes))
+        if self._history_max is None or key > self._history_max:
+            self._history_max = key
+
+    def _snapshot(self, *, with_data: bool, final: bool, at: dict[str, Any] | None = None) -> Iterator[Batch]:
+        info = self.info
+        assert info is not None
+        conn = with_retries(self.settings, "connecting for the snapshot", self.settings.connect, lambda: self._stopping)
+        try:
+            if at is None:
+                point = snap.begin(conn, mariadb=info.mariadb, locking=self.config.get("snapshot.locking.mode"),
+                                   tables_to_lock=lambda: self._captured_tables(conn))
+            else:  # recovery: the schema now, recorded at the stored position
+                point = snap.SnapshotPoint(at["file"], int(at["pos"]), at.get("gtids"))
+            log.info("snapshot at binlog %s:%d%s", point.file, point.pos, f" (GTIDs {point.gtids})" if point.gtids else "")
+            read = snap.read_schema(conn, self.captured_database)
+            snap.release_global_lock(conn, point)
+            ts_ms = int(time.time() * 1000)
+            position = {"ts_sec": ts_ms // 1000, "file": point.file, "pos": point.pos, "gtids": point.gtids,
+                        "snapshot": True, "server_id": info.server_id}
+            schema = self._new_schema()
+            events: list[ChangeEvent] = []
+            first = True
+            for database, ddl in read.databases:
+                schema.apply(ddl, database)
+                self._record({**position, "snapshot_start": True} if first else position, database, ddl, [])
+                first = False
+            if first:
+                self._record({**position, "snapshot_start": True}, None, "SET character_set_server="
+                             f"{info.charset or 'utf8mb4'}", [])
+            for database, table, ddl in read.tables:
+                changes = schema.apply(ddl, database)
+                captured = self.captured(database, table)
+                if captured or not self.only_captured_tables_ddl:
+                    self._record(position, database, ddl, changes)
+                if captured and self.include_schema_changes:
+                    source = source_block(self.flavor, self.prefix, database, table, ts_ms=ts_ms,
+                                          server_id=info.server_id, file=point.file, pos=point.pos, snapshot="true")
+                    events.append(self._schema_events.event(source, database, ddl, changes, ts_ms=ts_ms))
+            self._schema = schema
+            self._states.clear()
+            if events:
+                yield Batch(events)
+            last: ChangeEvent | None = None
+            if with_data:
+                last = yield from self._snapshot_rows(conn, read, point, ts_ms)
+            if at is None:
+                snap.finish(conn, point)
+        finally:
+            conn.close()
+        self._position = {"file": point.file, "pos": point.pos, "gtids": point.gtids, "event": 0, "row": 0,
+                          "server_id": info.server_id, "ts_sec": int(time.time()), "snapshot_completed": True,
+                          **({"snapshot_only": True} if final else {})}
+        if last is not None:
+            last.value["source"] = {**last.value["source"], "snapshot": "last"}
+        yield Batch([last] if last is not None else [], dict(self._position), caught_up=final)
+
+    def _captured_tables(self, conn: pymysql.connections.Connection) -> list[tuple[str, str]]:
+        with conn.cursor() as cur:
+            cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'")
+            return [(d, t) for d, t in cur.fetchall() if self.captured(d, t)]
+
+    def _snapshot_rows(self, conn: pymysql.connections.Connection, read: snap.SchemaRead, point: snap.SnapshotPoint,
+                       ts_ms: int) -> Iterator[Batch]:
+        """``op: r`` events; returns the last one, held back so that it can be marked ``last``."""
+        info = self.info
+        assert info is not None
+        fetch = self.config.get("snapshot.fetch.size")
+        progress_mode = self.config.get("snapshot.progress")
+        pending: ChangeEvent | None = None
+        first_overall = True
+        seq = 0
+        file_index = position_key(point.file, 0)[0]
+        for database, table, _ddl in read.tables:
+            if not self.captured(database, table):
+                continue
+            state = self._state(database, table)
+            if state is None:
+                continue
+            progress = TableProgress(state.qualified, snap.estimate_rows(conn, database, table), progress_mode)
+            shared = source_block(self.flavor, self.prefix, database, table, ts_ms=ts_ms, server_id=info.server_id,
+                                  file=point.file, pos=point.pos, snapshot="true")
+            first_in_table = True
+            envelope = state.envelope
+            row = state.row
+            for rows in snap.select_rows(conn, database, table, fetch):
+                ts = now_ts()
+                events: list[ChangeEvent] = []
+                for values in rows:
+                    seq += 1
+                    source = shared
+                    if first_overall:
+                        source = {**shared, "snapshot": "first"}
+                        first_overall = False
+                    elif first_in_table:
+                        source = {**shared, "snapshot": "first_in_data_collection"}
+                    first_in_table = False
+                    event = envelope.event(OP_READ, None, row(values), source, position=(file_index, point.pos, 0, seq), ts=ts)
+                    if pending is not None:
+                        events.append(pending)
+                    pending = event
+                progress.advance(len(rows))
+                if events:
+                    yield Batch(events)
+                if self._stopping:
+                    raise SourceError("stopped during the snapshot; it starts again on the next run")
+            if pending is not None and pending.table_id == state.qualified and pending.value["source"]["snapshot"] != "first":
+                pending.value["source"] = {**pending.value["source"], "snapshot": "last_in_data_collection"}
+            progress.done()
+        return pending
+
+    # ---- per-table state --------------------------------------------------------------------
+
+    def _state(self, database: str, table: str) -> TableState | None:
+        key = (database, table)
+        state = self._states.get(key, False)
+        if state is False:
+            assert self._schema is not None
+            model = self._schema.table(database, table)
+            state = None if model is None else TableState(
+                model, topic_prefix=self.prefix, source_schema=self._source_schema, modes=self.modes,
+                column_filter=self.column_filter, key_spec=self.key_spec)
+            self._states[key] = state
+        return state  # type: ignore[return-value]
+
+    # ---- streaming --------------------------------------------------------------------------
+
+    def _open(self, file: str, pos: int) -> Any:
+        self._stream = bl.open_stream(self.settings.replication_settings(), self.client_server_id, file, pos,
+                                      self.heartbeat_s)
+        log.info("reading the binlog from %s:%d", file, pos)
+        return self._stream
+
+    def _stream_changes(self, offset: dict[str, Any]) -> Iterator[Batch]:
+        info = self.info
+        assert info is not None and self._schema is not None
+        self._position = {k: offset.get(k) for k in ("file", "pos", "gtids", "server_id", "ts_sec")}
+        self._position.update(event=0, row=0)
+        skip_events = int(offset.get("event") or 0)
+        skip_rows = int(offset.get("row") or 0)
+        file = offset["file"]
+        stream = self._open(file, int(offset["pos"]))
+        tx = _Transaction()
+        tracker = self.tx_tracker
+        events: list[ChangeEvent] = []
+        last_handover = time.monotonic()
+        max_batch = self.max_batch
+        attempts = 0
+        gtids: dict[str, str] = _parse_mariadb_gtids(offset.get("gtids")) if info.mariadb else {}
+
+        def resume_point() -> tuple[str, int, int]:
+            """Where to reopen the stream so that the next event is the first not yet read."""
+            if tx.active:
+                return tx.file, tx.pos, tx.row_events
+            return self._position["file"], int(self._position["pos"]), 0
+
+        while True:
+            try:
+                event = stream.fetchone()
+                attempts = 0
+            except (pymysql.MySQLError, OSError) as exc:
+                code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+                if code == ER_MASTER_FATAL_READING_BINLOG:
+                    raise SourceError(
+                        f"the server cannot send the binlog from {file}:{resume_point()[1]}: {exc.args[-1]}",
+                        fix="if the binlog was purged, set snapshot.mode=when_needed to take a new snapshot",
+                    ) from None
+                if not is_connection_lost(exc) and not isinstance(exc, pymysql.err.OperationalError):
+                    raise translate(exc, self.settings, "reading the binlog") from None
+                attempts += 1
+                if attempts > self.settings.max_retries or self._stopping:
+                    raise translate(exc, self.settings, "reading the binlog") from None
+                delay = min(self.settings.retry_wait_s * 2 ** (attempts - 1), 30)
+                log.warning("the binlog connection broke (%s); reconnecting in %.1f s (attempt %d of %d)",
+                            exc, delay, attempts, self.settings.max_retries)
+                try:
+                    stream.close()
+                except Exception:  # noqa: BLE001
+                    pass
+                time.sleep(delay)
+                file, pos, skip_events = resume_point()
+                skip_rows = 0
+                tx.active = False
+                stream = self._open(file, pos)
+                continue
+            if event is None:
+                continue
+            kind = type(event)
+            if kind is bl.HeartbeatLogEvent:
+                if events or not tx.active:
+                    yield Batch(events, None if tx.active else dict(self._position), caught_up=not tx.active)
+                    events = []
+                    last_handover = time.monotonic()
+                if self._stopping:
+                    return
+                continue
+            if kind is bl.RotateEvent:
+                file = event.next_binlog
+                continue
+            if kind is bl.MariadbGtidEvent or kind is bl.GtidEvent:
+                # A MariaDB GTID flagged standalone precedes a DDL, which ends the group itself.
+                tx.start(file, bl.event_start(event, stream), event.gtid)
+                continue
+            if kind is bl.TableMapEvent:
+                self._name_columns(stream, event)
+                continue
+            if kind is bl.RowsQueryLogEvent:
+                tx.query = event.query
+                continue
+            if kind is bl.QueryEvent:
+                query = event.query
+                upper = query.lstrip()[:8].upper()
+                if upper.startswith("BEGIN"):
+                    if not tx.active or tx.gtid is None or tx.row_events:
+                        tx.start(file, bl.event_start(event, stream), tx.gtid if tx.active else None)
+                    tx.thread = event.slave_proxy_id
+                    continue
+                if upper.startswith("COMMIT") or upper.startswith("ROLLBACK"):
+                    self._commit(event, file, tx, events, gtids)
+                    skip_events = skip_rows = 0
+                elif not MySqlSchema._may_change_schema(query):
+                    continue  # SAVEPOINT and the like, inside a transaction
+                else:
+                    self._ddl(event, file, tx, events, gtids)
+                    skip_events = skip_rows = 0
+                yield Batch(events, dict(self._position))
+                events = []
+                last_handover = time.monotonic()
+                continue
+            if kind is bl.XidEvent:
+                self._commit(event, file, tx, events, gtids)
+                skip_events = skip_rows = 0
+                if events or time.monotonic() - last_handover >= 1.0:
+                    yield Batch(events, dict(self._position))
+                    events = []
+                    last_handover = time.monotonic()
+                continue
+            # a rows event
+            if not tx.active:
+                tx.start(file, bl.event_start(event, stream), None)
+            tx.row_events += 1
+            if tx.row_events <= skip_events:
+                continue  # delivered before the restart
+            database, table = event.schema, event.table
+            if not self.captured(database, table):
+                continue
+            first_row = skip_rows if tx.row_events == skip_events + 1 else 0
+            self._row_events(event, file, tx, events, first_row)
+            if len(events) >= max_batch:
+                yield Batch(events, {**self._position, "file": tx.file, "pos": tx.pos, "event": tx.row_events, "row": 0})
+                events = []
+                last_handover = time.monotonic()
+
+    def _name_columns(self, stream: Any, event: Any) -> None:
+        """Name the binlog's columns from our schema at this position (the binlog may not name them)."""
+        if not self.captured(event.schema, event.table):
+            return
+        state = self._state(event.schema, event.table)
+        mapped = stream.table_map.get(event.table_id)
+        if state is None or mapped is None:
+            return
+        columns = state.table.columns
+        if len(mapped.columns) != len(columns):
+            raise SourceError(
+                f"the binlog has {len(mapped.columns)} columns for {state.qualified}, the schema history "
+                f"{len(columns)}: the history does not match the binlog at this position",
+                fix="the history was edited or lost a DDL; restore it, or start over with a new snapshot",
+            )
+        for binlog_column, column in zip(mapped.columns, columns):
+            binlog_column.name = column.name
+
+    def _row_events(self, event: Any, file: str, tx: _Transaction, events: list[ChangeEvent], first_row: int) -> None:
+        state = self._state(event.schema, event.table)
+        if state is None:
+            raise SourceError(
+                f"rows of {event.schema}.{event.table} at {file}:{bl.event_start(event, self._stream)}, but no schema "
+                "is known for that table there (its CREATE is older than the schema history)",
+                fix="take a new snapshot (delete the offsets, or snapshot.mode=when_needed), or use snapshot.mode="
+                    "recovery if the table has not changed since",
+            )
+        tracker = self.tx_tracker
+        ts_ms = event.timestamp * 1000
+        if tracker is not None and not tracker.active:
+            events.append(tracker.begin(tx.gtid or f"{tx.file}:{tx.pos}", ts_ms))
+        envelope = state.envelope
+        ts = now_ts()
+        server_id = event.packet.server_id
+        query = tx.query if self.include_query else None
+        position_base = (position_key(tx.file, 0)[0], tx.pos, tx.row_events)
+        qualified = state.qualified
+        tombstones = self.tombstones
+        kind = type(event)
+        try:
+            rows = event.rows
+        except (UnicodeDecodeError, ValueError, IndexError, TypeError) as exc:
+            raise SourceError(f"cannot decode rows of {qualified} at {file}:{tx.pos}: {exc}",
+                              fix="check that binlog_row_image=FULL and the schema history match the server") from None
+        for index, image in enumerate(rows):
+            if index < first_row:
+                continue
+            source = source_block(self.flavor, self.prefix, state.database, state.name, ts_ms=ts_ms,
+                                  server_id=server_id, file=tx.file, pos=tx.pos, row=index, gtid=tx.gtid,
+                                  thread=tx.thread, query=query)
+            position = (*position_base, index)
+            if kind is bl.WriteRowsEvent:
+                after = state.binlog_row(image["values"], image.get("none_sources"))
+                block = tracker.block(qualified) if tracker is not None else None
+                events.append(envelope.event(OP_CREATE, None, after, source, block, position=position, ts=ts))
+            elif kind is bl.DeleteRowsEvent:
+                before = state.binlog_row(image["values"], image.get("none_sources"))
+                block = tracker.block(qualified) if tracker is not None else None
+                events.append(envelope.event(OP_DELETE, before, None, source, block, position=position, ts=ts))
+                if tombstones and envelope.key_schema is not None:
+                    events.append(envelope.tombstone(envelope.key_of(before), position))
+            else:
+                before = state.binlog_row(image["before_values"], image.get("before_none_sources"))
+                after = state.binlog_row(image["after_values"], image.get("after_none_sources"))
+                if envelope.key_schema is not None and envelope.key_of(before) != envelope.key_of(after):
+                    delete_block = tracker.block(qualified) if tracker is not None else None
+                    create_block = tracker.block(qualified) if tracker is not None else None
+                    events.extend(envelope.key_change(before, after, source, dict(source), delete_block, create_block,
+                                                      tombstone=tombstones, position=position))
+                else:
+                    block = tracker.block(qualified) if tracker is not None else None
+                    events.append(envelope.event(OP_UPDATE, before, after, source, block, position=position, ts=ts))
+
+    def _commit(self, event: Any, file: str, tx: _Transaction, events: list[ChangeEvent], gtids: dict[str, str]) -> None:
+        if self.tx_tracker is not None and self.tx_tracker.active:
+            events.append(self.tx_tracker.end(event.timestamp * 1000))
+        self._advance(event, file, tx, gtids)
+
+    def _advance(self, event: Any, file: str, tx: _Transaction, gtids: dict[str, str]) -> None:
+        gtid_set = self._position.get("gtids") if self._position else None
+        if tx.gtid:
+            if self.info is not None and self.info.mariadb:
+                domain = tx.gtid.split("-", 1)[0]
+                gtids[domain] = tx.gtid
+                gtid_set = ",".join(gtids[d] for d in sorted(gtids, key=int))
+            else:
+                gtid_set = tx.gtid
+        self._position = {"file": file, "pos": bl.event_end(event), "gtids": gtid_set, "event": 0, "row": 0,
+                          "server_id": event.packet.server_id, "ts_sec": event.timestamp}
+        tx.active = False
+        tx.gtid = None
+        tx.thread = None
+
+    def _ddl(self, event: Any, file: str, tx: _Transaction, events: list[ChangeEvent], gtids: dict[str, str]) -> None:
+        assert self._schema is not None
+        ddl = event.query
+        database = event.schema.decode() if isinstance(event.schema, bytes) else (event.schema or "")
+        end = bl.event_end(event)
+        changes = self._schema.apply(ddl, database or None)
+        self._states.clear()
+        gtid = tx.gtid
+        self._advance(event, file, tx, gtids)
+        position = dict(self._position)
+        key = position_key(file, end)
+        touched = [c for c in changes if self._change_captured(c)]
+        if self._history_max is None or key > self._history_max:  # not recorded before a restart
+            wanted = (not self.only_captured_tables_ddl or touched or not changes) and \
+                     (not self.only_captured_databases_ddl or not database or self.captured_database(database))
+            if wanted:
+                self._record(position, database or None, ddl, changes)
+        if not self.include_schema_changes or (database and not self.captured_database(database) and not touched):
+            return
+        if changes and not touched:
+            return
+        tables = ",".join(sorted({parse_table_id(c["id"])[-1] for c in touched})) or None
+        source = source_block(self.flavor, self.prefix, database, tables, ts_ms=event.timestamp * 1000,
+                              server_id=event.packet.server_id, file=file, pos=end, gtid=gtid,
+                              thread=event.slave_proxy_id)
+        events.append(self._schema_events.event(source, database, ddl, touched, ts_ms=now_ts()[0]))
+
+    def _change_captured(self, change: dict[str, Any]) -> bool:
+        parts = parse_table_id(change["id"])
+        return len(parts) == 2 and self.captured(parts[0], parts[1])
+
+
+def _parse_mariadb_gtids(text: str | None) -> dict[str, str]:
+    """``"0-1-12,1-1-7"`` (gtid_binlog_pos) -> {domain: gtid}."""
+    out: dict[str, str] = {}
+    for part in (text or "").split(","):
+        part = part.strip()
+        if part.count("-") >= 2:
+            out[part.split("-", 1)[0]] = part
+    return out

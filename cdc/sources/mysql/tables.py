@@ -1,0 +1,89 @@
+"""Per-table decoding state: the columns of one table version, their converters and envelope.
+
+Built from the schema model (``ddl.py``) at the binlog position of the rows, never from the
+live table, so rows written before a later ALTER decode with the columns they had. Values are
+taken by position: the binlog's rows and a snapshot's ``SELECT *`` both list every column in
+table order.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Sequence
+
+from cdc.core import connect
+from cdc.core.envelope import TableEnvelope
+from cdc.core.filters import NameFilter, key_columns_for
+from cdc.core.schema import Table
+from cdc.core.topics import table_topic
+from cdc.sources.mysql.types import TypeModes, field_schema, value_converter
+
+log = logging.getLogger(__name__)
+
+
+class TableState:
+    __slots__ = ("table", "database", "name", "qualified", "envelope", "column_count", "_spec", "_set_columns")
+
+    def __init__(
+        self,
+        table: Table,
+        *,
+        topic_prefix: str,
+        source_schema: dict[str, Any],
+        modes: TypeModes,
+        column_filter: NameFilter,
+        key_spec: dict[str, list[str]],
+    ) -> None:
+        self.table = table
+        self.database = table.id.catalog or ""
+        self.name = table.id.table
+        self.qualified = f"{self.database}.{self.name}"
+        self.column_count = len(table.columns)
+        spec: list[tuple[int, str, Callable[[Any], Any]]] = []
+        fields: list[dict[str, Any]] = []
+        by_name: dict[str, dict[str, Any]] = {}
+        set_columns: list[int] = []
+        for index, column in enumerate(table.columns):
+            if not column_filter(f"{self.qualified}.{column.name}"):
+                continue
+            schema = field_schema(column, modes)
+            if schema is None:  # a type Debezium cannot represent (VECTOR): left out, as Debezium does
+                continue
+            fields.append(connect.field(column.name, schema))
+            by_name[column.name] = fields[-1]
+            spec.append((index, column.name, value_converter(column, modes)))
+            if column.type_name.upper() == "SET":
+                set_columns.append(index)
+        self._spec = tuple(spec)
+        self._set_columns = tuple(set_columns)
+        key_names = key_columns_for(key_spec, self.qualified) or list(table.primary_key)
+        missing = [k for k in key_names if k not in by_name]
+        if missing:
+            log.warning("key columns %s of %s are not captured; events of this table get no key", missing, self.qualified)
+            key_names = []
+        self.envelope = TableEnvelope(
+            topic=table_topic(topic_prefix, self.database, self.name),
+            table_id=self.qualified,
+            schema_name_prefix=f"{topic_prefix}.{self.database}.{self.name}",
+            key_fields=[{**by_name[k], "optional": False} for k in key_names],
+            value_fields=fields,
+            source_schema=source_schema,
+        )
+
+    def row(self, values: Sequence[Any]) -> dict[str, Any]:
+        """A row image (values in table column order) as the event's row struct."""
+        return {name: convert(values[index]) for index, name, convert in self._spec}
+
+    def binlog_row(self, values: dict[Any, Any], none_sources: dict[Any, str] | None) -> dict[str, Any]:
+        """A row image as python-mysql-replication gives it: a dict in column order.
+
+        The library reads an empty SET as None and says so in ``none_sources``; MySQL's value is ''.
+        """
+        items = list(values.values())
+        if len(items) != self.column_count:
+            raise ValueError(f"{len(items)} columns in the binlog, {self.column_count} in the schema")
+        if self._set_columns and none_sources:
+            names = list(values)
+            for index in self._set_columns:
+                if items[index] is None and none_sources.get(names[index]) == "empty set":
+                    items[index] = ""
+        return self.row(items)
