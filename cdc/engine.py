@@ -77,14 +77,25 @@ class Engine:
             clean = True
         finally:
             try:
-                if clean and pending is not None:
-                    self._commit(pending)
+                if pending is not None:
+                    if clean:
+                        self._commit(pending)
+                    else:
+                        self._commit_after_error(pending)
                 elif clean:
                     self.sink.flush()
             finally:
                 self.source.close()
                 self.sink.close()
                 self.offsets.close()
+
+    def _commit_after_error(self, offset: dict[str, Any]) -> None:
+        """The batches before the failure were written whole: store their offset if the sink can
+        still flush them, so a restart repeats less. The original error is what the user sees."""
+        try:
+            self._commit(offset)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("could not store the last offset after the failure: %s", exc)
 
     def _commit(self, offset: dict[str, Any]) -> None:
         self.sink.flush()

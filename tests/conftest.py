@@ -129,8 +129,7 @@ def mysql_db(mysql_server: dict[str, object]) -> Iterator[dict[str, str]]:
     import pymysql
 
     name = f"cdc_{uuid.uuid4().hex[:10]}"
-    conn = pymysql.connect(**mysql_server, autocommit=True)
-    with conn.cursor() as cur:
+    with pymysql.connect(**mysql_server, autocommit=True) as conn, conn.cursor() as cur:
         cur.execute(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4")
     props = {
         "database.hostname": str(mysql_server["host"]), "database.port": str(mysql_server["port"]),
@@ -139,6 +138,5 @@ def mysql_db(mysql_server: dict[str, object]) -> Iterator[dict[str, str]]:
         "name": name, "db": name,
     }
     yield props
-    with conn.cursor() as cur:
+    with pymysql.connect(**mysql_server, autocommit=True) as conn, conn.cursor() as cur:  # the server may have restarted
         cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
-    conn.close()

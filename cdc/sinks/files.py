@@ -32,6 +32,31 @@ def record_line(record: SinkRecord) -> bytes:
     )
 
 
+def _drop_torn_tail(path: Path) -> None:
+    """Cut a last line that a crash left half-written: it was never acknowledged, so its record
+    is delivered again, and appending after it would glue two records into one line."""
+    try:
+        with open(path, "r+b") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size == 0:
+                return
+            handle.seek(size - 1)
+            if handle.read(1) == b"\n":
+                return
+            end = size
+            while end > 0:
+                start = max(0, end - (1 << 16))
+                handle.seek(start)
+                newline = handle.read(end - start).rfind(b"\n")
+                if newline >= 0:
+                    handle.truncate(start + newline + 1)
+                    return
+                end = start
+            handle.truncate(0)
+    except FileNotFoundError:
+        return
+
+
 class FileSink:
     name = "files"
     options = FILE_OPTIONS
@@ -51,6 +76,7 @@ class FileSink:
         if handle is None:
             path = self.directory / f"{topic}.jsonl"
             try:
+                _drop_torn_tail(path)
                 handle = open(path, "ab", buffering=1 << 20)
             except OSError as exc:
                 raise SinkError(f"cannot open {path}: {exc.strerror}") from None
