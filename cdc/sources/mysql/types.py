@@ -319,7 +319,9 @@ def _decimal_converter(column: Column, mode: str) -> Converter:
 
     def precise(value: Any) -> str:
         number = value if isinstance(value, Decimal) else Decimal(str(value))
-        return _unscaled_bytes(int(number.quantize(quantum, rounding=ROUND_HALF_UP).scaleb(scale)))
+        if number.as_tuple().exponent != -scale:  # the binlog and the server give the column's scale
+            number = number.quantize(quantum, rounding=ROUND_HALF_UP)
+        return _unscaled_bytes(int(number.scaleb(scale)))
     return precise
 
 
@@ -529,6 +531,9 @@ def _zoned_converter(column: Column) -> Converter:
     digits = _precision(column)
 
     def convert(value: Any) -> str:
+        if value.__class__ is datetime and value.tzinfo is None and value.year >= 1000 and digits == 6:
+            iso = value.isoformat()  # the common case, in C: 'YYYY-MM-DDTHH:MM:SS[.ffffff]'
+            return (iso if value.microsecond else iso + ".000000") + "Z"
         if isinstance(value, str):
             value = datetime.fromisoformat(value)
         if value.tzinfo is not None:  # python-mysql-replication gives naive UTC

@@ -1,0 +1,172 @@
+"""MySQL / MariaDB benchmarks, printed as ratios against a reference measured in the same run.
+
+    python bench/bench_mysql.py stream [--rows 200000]   ours -> file sink vs a bare BinLogStreamReader
+                                                         loop over the same binlog range (the library's ceiling)
+    python bench/bench_mysql.py ddl    [--statements 2000]  DDL statements parsed into tableChanges per second
+    add --profile to print a pyinstrument profile of our side
+
+Target (an aim, not a gate): stream >= 0.6 of the bare loop.
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pymysql
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.bench_postgres import CountingEngine  # noqa: E402
+from cdc.config import CORE_OPTIONS, Config  # noqa: E402
+from cdc.core.converters import JsonConverter  # noqa: E402
+from cdc.core.offsets import MemoryOffsetStore  # noqa: E402
+from cdc.engine import tune_garbage_collector  # noqa: E402
+from cdc.sinks.files import FileSink  # noqa: E402
+from cdc.sources.mysql.ddl import MySqlSchema  # noqa: E402
+from cdc.sources.mysql.source import MySqlSource  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = """CREATE TABLE bench (id bigint PRIMARY KEY, name varchar(64) NOT NULL, amount decimal(12,2),
+           created timestamp(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), flag boolean, note varchar(64))"""
+
+
+def server() -> dict[str, Any]:
+    subprocess.run(["bash", str(ROOT / "scripts" / "mariadb.sh"), "start"], check=True, capture_output=True)
+    return {"host": "127.0.0.1", "port": 53306, "user": "root", "password": ""}
+
+
+def load(conn: pymysql.connections.Connection, rows: int, per_tx: int) -> None:
+    with conn.cursor() as cur:
+        for start in range(0, rows, per_tx):
+            cur.execute(
+                "INSERT INTO bench (id, name, amount, flag, note) SELECT seq, CONCAT('name-', seq), seq * 1.25, "
+                f"MOD(seq, 2) = 0, 'note' FROM seq_{start + 1}_to_{min(start + per_tx, rows)}")
+            conn.commit()
+
+
+def bare_loop(args: dict[str, Any], file: str, pos: int, end_file: str, end_pos: int, rows: int) -> float:
+    from pymysqlreplication import BinLogStreamReader
+    from pymysqlreplication.row_event import WriteRowsEvent
+
+    stream = BinLogStreamReader(
+        connection_settings={"host": args["host"], "port": args["port"], "user": args["user"],
+                             "password": args["password"]},
+        server_id=7001, log_file=file, log_pos=pos, resume_stream=True, blocking=False,
+        only_events=[WriteRowsEvent], enable_logging=False)
+    started = time.perf_counter()
+    seen = 0
+    for event in stream:
+        for _row in event.rows:
+            seen += 1
+        if seen >= rows:
+            break
+    elapsed = time.perf_counter() - started
+    stream.close()
+    assert seen == rows, seen
+    return elapsed
+
+
+def stream(rows: int, profile: bool) -> None:
+    args = server()
+    db = "bench_" + uuid.uuid4().hex[:8]
+    conn = pymysql.connect(**args, autocommit=False)
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE {db}")
+        cur.execute(f"USE {db}")
+        cur.execute(TABLE)
+        cur.execute("SHOW MASTER STATUS")
+        file, pos = cur.fetchone()[:2]
+    load(conn, rows, 1000)
+    with conn.cursor() as cur:
+        cur.execute("SHOW MASTER STATUS")
+        end_file, end_pos = cur.fetchone()[:2]
+    try:
+        reference = bare_loop(args, file, pos, end_file, end_pos, rows)
+        with tempfile.TemporaryDirectory() as tmp:
+            props = {"database.hostname": args["host"], "database.port": str(args["port"]),
+                     "database.user": args["user"], "database.password": args["password"],
+                     "database.include.list": db, "topic.prefix": "bench", "sink.files.directory": tmp,
+                     "schema.history.internal": "memory", "tombstones.on.delete": "false",
+                     "snapshot.progress": "off", "database.server.id": "7002"}
+            config = Config(props).declare(CORE_OPTIONS)
+            source = MySqlSource(config)
+            history = source.history
+            schema = MySqlSchema()
+            with conn.cursor() as cur:
+                cur.execute(f"SHOW CREATE TABLE {db}.bench")
+                ddl = cur.fetchone()[1]
+            schema.apply(f"CREATE DATABASE {db}")
+            changes = schema.apply(ddl, db)
+            history.record({"source": {"server": "bench"}, "position": {"file": file, "pos": pos},
+                            "databaseName": db, "ddl": ddl, "tableChanges": changes})
+            engine = CountingEngine(source, FileSink(config), JsonConverter(True),
+                                    MemoryOffsetStore({"file": file, "pos": pos, "event": 0, "row": 0}),
+                                    flush_interval_s=0.5, target=rows)
+            profiler = None
+            if profile:
+                from pyinstrument import Profiler
+
+                profiler = Profiler()
+                profiler.start()
+            started = time.perf_counter()
+            engine.run()
+            ours = time.perf_counter() - started
+            if profiler is not None:
+                profiler.stop()
+                print(profiler.output_text(unicode=False, color=False, show_all=False)[:6000])
+            assert engine.events_written >= rows, engine.events_written
+    finally:
+        with conn.cursor() as cur:
+            cur.execute(f"DROP DATABASE {db}")
+        conn.close()
+    print(f"stream: {rows} rows ({rows // 1000} transactions); ours {ours:.2f} s = {rows / ours:,.0f} rows/s; "
+          f"bare BinLogStreamReader loop {reference:.2f} s = {rows / reference:,.0f} rows/s; "
+          f"ratio {reference / ours:.2f} (target 0.6)")
+
+
+DDL = [
+    "CREATE TABLE t{n} (id int NOT NULL AUTO_INCREMENT, name varchar(255) NOT NULL DEFAULT 'x' COMMENT 'who', "
+    "price decimal(10,2), kind enum('a','b','c') NOT NULL, tags set('x','y'), created datetime(3) DEFAULT "
+    "CURRENT_TIMESTAMP(3), PRIMARY KEY (id), UNIQUE KEY uk_name (name)) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+    "ALTER TABLE t{n} ADD COLUMN extra json AFTER name, MODIFY COLUMN price decimal(12,4) NOT NULL",
+    "ALTER TABLE t{n} RENAME COLUMN extra TO info, DROP COLUMN tags",
+    "RENAME TABLE t{n} TO u{n}",
+    "DROP TABLE u{n}",
+]
+
+
+def ddl(statements: int) -> None:
+    schema = MySqlSchema()
+    schema.apply("CREATE DATABASE d")
+    texts = [DDL[i % len(DDL)].format(n=i // len(DDL)) for i in range(statements)]
+    started = time.perf_counter()
+    changes = 0
+    for text in texts:
+        changes += len(schema.apply(text, "d"))
+    elapsed = time.perf_counter() - started
+    print(f"ddl: {statements} statements ({changes} tableChanges) in {elapsed:.2f} s = "
+          f"{statements / elapsed:,.0f} statements/s")
+
+
+def main() -> None:
+    tune_garbage_collector()  # as the cdc command does
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", choices=("stream", "ddl", "all"))
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--statements", type=int, default=2000)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    if args.mode in ("stream", "all"):
+        stream(args.rows, args.profile)
+    if args.mode in ("ddl", "all"):
+        ddl(args.statements)
+
+
+if __name__ == "__main__":
+    main()
