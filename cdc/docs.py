@@ -16,6 +16,9 @@ def option_groups() -> list[tuple[str, tuple[Option, ...]]]:
     groups: list[tuple[str, tuple[Option, ...]]] = [
         ("Every source", CORE_OPTIONS), ("PostgreSQL source", POSTGRES_OPTIONS), ("File sink", FILE_OPTIONS),
     ]
+    from cdc.sources.mysql.config import MYSQL_OPTIONS  # declarations only: no driver needed
+
+    groups.insert(2, ("MySQL / MariaDB source", MYSQL_OPTIONS))
     try:
         from cdc.sinks.kafka import KAFKA_OPTIONS
         from cdc.sinks.kafka_stores import HISTORY_OPTIONS, OFFSET_OPTIONS
