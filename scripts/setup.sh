@@ -14,10 +14,10 @@ if ! "$python" -m pip install -q --disable-pip-version-check -e ".[$extras]" >.l
   cat .local/pip.log >&2; echo "pip install failed (log above)" >&2; exit 1
 fi
 bash scripts/postgres.sh start
-if [ -x scripts/mariadb.sh ] && [ "${CDC_SKIP_MARIADB:-0}" != 1 ]; then bash scripts/mariadb.sh start; fi
+if [ -f scripts/mariadb.sh ] && [ "${CDC_SKIP_MARIADB:-0}" != 1 ]; then bash scripts/mariadb.sh start; fi
 if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
   echo "Java or Maven missing: installing them from Debian's packages" >&2
   apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jdk-headless maven >/dev/null
 fi
-if [ -x scripts/kafka.sh ] && [ "${CDC_SKIP_KAFKA:-0}" != 1 ]; then bash scripts/kafka.sh start; fi
+if [ -f scripts/kafka.sh ] && [ "${CDC_SKIP_KAFKA:-0}" != 1 ]; then bash scripts/kafka.sh start; fi
 if [ "${CDC_SKIP_SPARK:-0}" != 1 ]; then bash scripts/spark-jars.sh >/dev/null; fi
