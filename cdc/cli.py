@@ -46,6 +46,7 @@ def _add_options(parser: argparse.ArgumentParser, options: Sequence[Option], see
         help_text = option.doc
         if option.default not in (None, ""):
             help_text += f" (default: {option.default})"
+        help_text = help_text.replace("%", "%%")  # argparse formats help with %
         kwargs: dict[str, Any] = {"dest": "prop:" + option.name, "default": None, "help": help_text,
                                   "metavar": option.name.upper().replace(".", "_") if option.type is not bool else None}
         if option.choices:
@@ -144,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    from cdc.engine import install_signal_handlers
+    from cdc.engine import install_signal_handlers, tune_garbage_collector
     from cdc.pipeline import build
 
     try:
@@ -161,6 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             source = args.command
         engine = build(source, props)
         install_signal_handlers(engine)
+        tune_garbage_collector()
         engine.run()
         log.info("stopped after %d events", engine.events_written)
         return 0

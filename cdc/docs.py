@@ -18,7 +18,10 @@ def option_groups() -> list[tuple[str, tuple[Option, ...]]]:
     ]
     from cdc.sources.mysql.config import MYSQL_OPTIONS  # declarations only: no driver needed
 
+    from cdc.sources.sqlserver.config import SQLSERVER_OPTIONS
+
     groups.insert(2, ("MySQL / MariaDB source", MYSQL_OPTIONS))
+    groups.insert(3, ("SQL Server source", SQLSERVER_OPTIONS))
     try:
         from cdc.sinks.kafka import KAFKA_OPTIONS
         from cdc.sinks.kafka_stores import HISTORY_OPTIONS, OFFSET_OPTIONS

@@ -1,0 +1,130 @@
+"""The initial snapshot of one database, in the reference's steps.
+
+    1. the tables to capture (given)
+    2. lock them as snapshot.isolation.mode says (exclusive: TABLOCKX for the whole snapshot;
+       repeatable_read: shared TABLOCK while the structure is read; snapshot, read_committed,
+       read_uncommitted: no table locks)
+    3. read the maximum LSN: the point the stream starts after
+    4. read the structure (capture instances, columns): CREATE schema change events
+    5. release the locks (repeatable_read)
+    6. read every row as an ``op: r`` event (skipped for snapshot.mode=no_data)
+    7. the caller records the completed snapshot in the offset
+
+Only ``snapshot`` and ``exclusive`` give a snapshot exactly consistent with the LSN of step 3;
+with the others a change committed during the snapshot may show in both the snapshot and the
+stream (Debezium documents the same).
+"""
+from __future__ import annotations
+
+import logging
+from typing import Callable, Iterator
+
+from cdc.core.envelope import OP_READ
+from cdc.core.errors import SourceError
+from cdc.core.records import ChangeEvent
+from cdc.sources.sqlserver import catalog
+from cdc.sources.sqlserver import queries as q
+from cdc.sources.sqlserver.connection import QueryLayer
+from cdc.sources.sqlserver.events import EventBuilder
+from cdc.sources.sqlserver.lsn import NULL, Lsn
+from cdc.sources.sqlserver.source_info import source_block
+from cdc.sources.sqlserver.tables import CaptureInstance, TablePlan, TableState, plan_tables
+
+log = logging.getLogger(__name__)
+
+
+class Snapshot:
+    """Runs the steps; ``lsn`` and ``plans`` are set once the structure has been read."""
+
+    def __init__(self, conn: QueryLayer, builder: EventBuilder, *, isolation: str, lock_timeout_ms: int,
+                 fetch_size: int, with_data: bool, read_structure: Callable[[], list[CaptureInstance]],
+                 make_state: Callable[[CaptureInstance], TableState], stopping: Callable[[], bool]) -> None:
+        self.conn = conn
+        self.builder = builder
+        self.isolation = isolation
+        self.lock_timeout_ms = lock_timeout_ms
+        self.fetch_size = fetch_size
+        self.with_data = with_data
+        self.read_structure = read_structure
+        self.make_state = make_state
+        self.stopping = stopping
+        self.lsn: Lsn = NULL
+        self.plans: dict[str, TablePlan] = {}
+
+    def run(self, tables: list[CaptureInstance]) -> Iterator[list[ChangeEvent]]:
+        conn, mode = self.conn, self.isolation
+        conn.set_isolation(mode)
+        conn.execute(q.lock_timeout(self.lock_timeout_ms))
+        conn.execute(q.BEGIN)
+        try:
+            if mode in ("exclusive", "repeatable_read"):
+                for table in sorted({(t.schema, t.table) for t in tables}):
+                    conn.query(q.lock_table(table[0], table[1], exclusive=mode == "exclusive"))
+            self.lsn = catalog.max_lsn(conn)
+            log.info("snapshot of database %s at LSN %s (%s)", conn.database, self.lsn, mode)
+            self.plans = plan_tables(self.read_structure(), self.lsn)
+            structure: list[ChangeEvent] = []
+            for name in sorted(self.plans):
+                plan = self.plans[name]
+                state = self.make_state(plan.current)
+                self.builder.register(plan.current, state)
+                event = self.builder.schema_event("CREATE", state, self.lsn, snapshot=True)
+                if event is not None:
+                    structure.append(event)
+                if plan.next is not None:
+                    self.builder.schedule_switch(self.make_state(plan.next))
+            if mode == "repeatable_read":
+                conn.execute(q.COMMIT)  # step 5: release the shared locks
+                conn.execute(q.BEGIN)
+            yield structure
+            if self.with_data:
+                yield from self._rows()
+            conn.execute(q.COMMIT)
+        except BaseException:
+            try:
+                conn.execute(q.ROLLBACK)
+            except SourceError:
+                pass
+            raise
+
+    def _rows(self) -> Iterator[list[ChangeEvent]]:
+        builder = self.builder
+        names = sorted(self.plans)
+        pending: ChangeEvent | None = None  # held back one event to mark the last
+        first_overall = True
+        for index, name in enumerate(names):
+            state = builder.states[self.plans[name].current.name]
+            instance = state.instance
+            columns = [c.name for c in instance.columns]
+            envelope = state.envelope
+            first_in_table = True
+            seq = 0
+            for rows in self.conn.batches(q.select_rows(instance.schema, instance.table, columns), (),
+                                          self.fetch_size):
+                now = builder.clock()
+                ts = (now // 1_000_000, now // 1000, now)
+                shared = source_block(builder.prefix, builder.database, instance.schema, instance.table, ts_ns=now,
+                                      snapshot="true", commit_lsn=self.lsn)
+                events: list[ChangeEvent] = []
+                for values in rows:
+                    seq += 1
+                    source = shared
+                    if first_overall:
+                        source, first_overall = {**shared, "snapshot": "first"}, False
+                    elif first_in_table:
+                        source = {**shared, "snapshot": "first_in_data_collection"}
+                    first_in_table = False
+                    if pending is not None:
+                        events.append(pending)
+                    pending = envelope.event(OP_READ, None, state.row(values), source,
+                                             position=(self.lsn.as_int(), 0, seq), ts=ts)
+                if events:
+                    yield events
+                if self.stopping():
+                    raise SourceError("stopped during the snapshot; it starts again on the next run")
+            if pending is not None and pending.table_id == state.data_collection and index < len(names) - 1 \
+                    and pending.value["source"]["snapshot"] == "true":
+                pending.value["source"] = {**pending.value["source"], "snapshot": "last_in_data_collection"}
+        if pending is not None:
+            pending.value["source"] = {**pending.value["source"], "snapshot": "last"}
+            yield [pending]

@@ -1,0 +1,70 @@
+"""The ``source`` block of SQL Server events (``io.debezium.connector.sqlserver.Source``)."""
+from __future__ import annotations
+
+from typing import Any
+
+from cdc.core import connect
+from cdc.version import VERSION
+from cdc.sources.sqlserver.lsn import Lsn, text_or_none
+
+SNAPSHOT_ENUM = {
+    "type": "string",
+    "optional": True,
+    "name": "io.debezium.data.Enum",
+    "version": 1,
+    "parameters": {"allowed": "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"},
+    "default": "false",
+}
+
+SOURCE_SCHEMA: dict[str, Any] = connect.struct(
+    [
+        connect.field("version", connect.STRING),
+        connect.field("connector", connect.STRING),
+        connect.field("name", connect.STRING),
+        connect.field("ts_ms", connect.INT64),
+        connect.field("snapshot", SNAPSHOT_ENUM),
+        connect.field("db", connect.STRING),
+        connect.field("sequence", connect.OPTIONAL_STRING),
+        connect.field("ts_us", connect.OPTIONAL_INT64),
+        connect.field("ts_ns", connect.OPTIONAL_INT64),
+        connect.field("schema", connect.STRING),
+        connect.field("table", connect.STRING),
+        connect.field("change_lsn", connect.OPTIONAL_STRING),
+        connect.field("commit_lsn", connect.OPTIONAL_STRING),
+        connect.field("event_serial_no", connect.OPTIONAL_INT64),
+    ],
+    optional=False,
+    name="io.debezium.connector.sqlserver.Source",
+    version=1,
+)
+
+
+def source_block(
+    name: str,
+    db: str,
+    schema: str,
+    table: str,
+    *,
+    ts_ns: int,
+    snapshot: str = "false",
+    commit_lsn: Lsn | None = None,
+    change_lsn: Lsn | None = None,
+    event_serial_no: int | None = None,
+) -> dict[str, Any]:
+    """One source block; ``ts_ns`` is the commit time (streaming) or the read time (snapshot)."""
+    return {
+        "version": VERSION,
+        "connector": "sqlserver",
+        "name": name,
+        "ts_ms": ts_ns // 1_000_000,
+        "snapshot": snapshot,
+        "db": db,
+        "sequence": None,
+        "ts_us": ts_ns // 1000,
+        "ts_ns": ts_ns,
+        "schema": schema,
+        "table": table,
+        "change_lsn": text_or_none(change_lsn),
+        "commit_lsn": text_or_none(commit_lsn),
+        "event_serial_no": event_serial_no,
+    }

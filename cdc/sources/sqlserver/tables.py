@@ -1,0 +1,182 @@
+"""Capture instances and the per-instance decoding state (columns, converters, envelope).
+
+A table has one capture instance, or two while its schema evolves (SQL Server's way: enable a
+second instance after ALTER TABLE, then disable the first). Each instance has its own column
+set, so the envelope belongs to the instance, not to the table.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from cdc.core import connect
+from cdc.core.envelope import TableEnvelope
+from cdc.core.filters import NameFilter, key_columns_for
+from cdc.core.schema import Table, TableId
+from cdc.core.topics import table_topic
+from cdc.sources.sqlserver.lsn import Lsn
+from cdc.sources.sqlserver.source_info import SOURCE_SCHEMA
+from cdc.sources.sqlserver.types import SqlColumn, TypeModes, converter, field_schema, table_column
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CaptureInstance:
+    database: str
+    schema: str
+    table: str
+    name: str
+    start_lsn: Lsn
+    change_object_id: int
+    source_object_id: int
+    columns: tuple[SqlColumn, ...]  # the captured columns, in capture order
+    index_columns: tuple[str, ...] = ()
+
+    @property
+    def table_name(self) -> str:
+        """``schema.table``: what filters and transaction ``data_collection`` s see (with the db)."""
+        return f"{self.schema}.{self.table}"
+
+    @property
+    def table_id(self) -> TableId:
+        return TableId(self.database, self.schema, self.table)
+
+
+def build_instances(
+    database: str,
+    instances: Sequence[dict[str, Any]],
+    captured: Sequence[dict[str, Any]],
+    index: Sequence[dict[str, Any]],
+    object_columns: Callable[[int], list[dict[str, Any]]],
+) -> list[CaptureInstance]:
+    """Capture instances from the rows of ``queries.CAPTURE_INSTANCES``, ``CAPTURED_COLUMNS``,
+    ``INDEX_COLUMNS`` and, per instance, ``OBJECT_COLUMNS`` of the change and source tables.
+
+    Types come from the change table (they are the types the instance captured, even after the
+    source table changed); nullability, identity and defaults from the source table when the
+    column still exists there."""
+    captured_by: dict[str, list[dict[str, Any]]] = {}
+    for row in captured:
+        captured_by.setdefault(row["capture_instance"], []).append(row)
+    index_by: dict[str, list[str]] = {}
+    for row in sorted(index, key=lambda r: (r["capture_instance"], r["index_ordinal"])):
+        index_by.setdefault(row["capture_instance"], []).append(row["column_name"])
+    out = []
+    for row in instances:
+        name = row["capture_instance"]
+        change_cols = {c["name"]: c for c in object_columns(row["change_object_id"])}
+        source_cols = {c["name"]: c for c in object_columns(row["source_object_id"])}
+        columns = []
+        for cc in sorted(captured_by.get(name, []), key=lambda r: r["column_ordinal"]):
+            col_name = cc["column_name"]
+            typed = change_cols.get(col_name) or source_cols.get(col_name)
+            if typed is None:
+                raise ValueError(f"column {col_name} of capture instance {name} is in neither table")
+            described = source_cols.get(col_name, typed)
+            columns.append(SqlColumn(
+                name=col_name,
+                type_name=str(typed["type_name"]).lower(),
+                position=int(cc["column_ordinal"]),
+                max_length=int(typed["max_length"]),
+                precision=int(typed["precision"]),
+                scale=int(typed["scale"]),
+                nullable=bool(described["is_nullable"]),
+                identity=bool(described["is_identity"]),
+                computed=bool(described["is_computed"]),
+                default=described.get("default_definition"),
+            ))
+        out.append(CaptureInstance(
+            database=database, schema=row["source_schema"], table=row["source_table"], name=name,
+            start_lsn=Lsn.of(row["start_lsn"]), change_object_id=row["change_object_id"],
+            source_object_id=row["source_object_id"], columns=tuple(columns),
+            index_columns=tuple(index_by.get(name, ())),
+        ))
+    return out
+
+
+class TableState:
+    """Decoding of one capture instance's rows into Debezium row structs."""
+
+    def __init__(self, instance: CaptureInstance, *, topic_prefix: str, modes: TypeModes,
+                 column_filter: NameFilter, key_spec: dict[str, list[str]]) -> None:
+        self.instance = instance
+        db, schema, name = instance.database, instance.schema, instance.table
+        self.data_collection = f"{db}.{schema}.{name}"
+        fields: list[dict[str, Any]] = []
+        by_name: dict[str, dict[str, Any]] = {}
+        spec: list[tuple[str, Callable[[Any], Any]]] = []
+        kept: list[SqlColumn] = []
+        for column in instance.columns:
+            if not column_filter(f"{schema}.{name}.{column.name}"):
+                continue
+            f = connect.field(column.name, field_schema(column, modes))
+            fields.append(f)
+            by_name[column.name] = f
+            spec.append((column.name, converter(column, modes)))
+            kept.append(column)
+        self._spec = tuple(spec)
+        key_names = (key_columns_for(key_spec, f"{schema}.{name}") or key_columns_for(key_spec, self.data_collection)
+                     or list(instance.index_columns))
+        missing = [k for k in key_names if k not in by_name]
+        if missing:
+            log.warning("key columns %s of %s are not captured; its events get no key", missing, self.data_collection)
+            key_names = []
+        self.key_names = tuple(key_names)
+        self.envelope = TableEnvelope(
+            topic=table_topic(topic_prefix, db, schema, name),
+            table_id=self.data_collection,
+            schema_name_prefix=f"{topic_prefix}.{db}.{schema}.{name}",
+            key_fields=[{**by_name[k], "optional": False} for k in key_names],
+            value_fields=fields,
+            source_schema=SOURCE_SCHEMA,
+        )
+        self.table = Table(
+            id=instance.table_id,
+            columns=tuple(table_column(c) for c in kept),
+            primary_key=tuple(instance.index_columns),
+        )
+
+    def row(self, values: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, convert in self._spec:
+            value = values.get(name)
+            out[name] = None if value is None else convert(value)
+        return out
+
+    def key(self, row: dict[str, Any] | None) -> tuple[Any, ...] | None:
+        if row is None or not self.key_names:
+            return None
+        return tuple(row.get(k) for k in self.key_names)
+
+
+@dataclass
+class TablePlan:
+    """Which instance of a table is read now, and which takes over (at its start LSN)."""
+
+    current: CaptureInstance
+    next: CaptureInstance | None = None
+    states: dict[str, TableState] = field(default_factory=dict)
+
+    @property
+    def stop_lsn(self) -> Lsn | None:
+        return self.next.start_lsn if self.next is not None else None
+
+
+def plan_tables(instances: Sequence[CaptureInstance], position: Lsn) -> dict[str, TablePlan]:
+    """Per ``schema.table``: the instance in effect at ``position`` and a newer one, if any.
+
+    An instance is in effect from its start LSN on; with two, the older is read up to the
+    newer's start LSN (Debezium's stop LSN), where the switch happens."""
+    by_table: dict[str, list[CaptureInstance]] = {}
+    for instance in instances:
+        by_table.setdefault(instance.table_name, []).append(instance)
+    plans = {}
+    for name, group in by_table.items():
+        group.sort(key=lambda i: i.start_lsn)
+        started = [i for i in group if i.start_lsn <= position]
+        current = started[-1] if started else group[0]
+        later = [i for i in group if i.start_lsn > current.start_lsn]
+        plans[name] = TablePlan(current, later[0] if later else None)
+    return plans

@@ -1,0 +1,356 @@
+"""SQL Server column types -> Kafka Connect schemas and values, by the reference's tables.
+
+Values arrive as pyodbc returns them: ``int``, ``bool``, ``float``, ``str``, ``Decimal``,
+``bytes``, ``datetime.date/time/datetime``. Two exceptions keep precision pyodbc would lose:
+``datetimeoffset`` comes as SQL Server's text (``2024-01-02 03:04:05.1234567 +02:00``, see
+``connection.py``), and any temporal value may come as text with 7 fraction digits. Each column
+gets its converter once (:func:`converter`), so rows do no type dispatch.
+"""
+from __future__ import annotations
+
+import base64
+import struct
+import uuid
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, timezone
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any, Callable
+
+from cdc.core.schema import Column
+
+Converter = Callable[[Any], Any]
+
+INT_TYPES = {"tinyint": "int16", "smallint": "int16", "int": "int32", "bigint": "int64"}
+CHAR_TYPES = frozenset(("char", "varchar", "text", "nchar", "nvarchar", "ntext", "sysname"))
+DECIMAL_TYPES = frozenset(("decimal", "numeric", "money", "smallmoney"))
+BINARY_TYPES = frozenset(("binary", "varbinary", "image", "timestamp", "rowversion"))
+TEMPORAL_TYPES = frozenset(("date", "time", "datetime", "smalldatetime", "datetime2"))
+
+_JDBC = {
+    "bit": -7, "tinyint": -6, "smallint": 5, "int": 4, "bigint": -5, "real": 7, "float": 8,
+    "decimal": 3, "numeric": 2, "money": 3, "smallmoney": 3, "char": 1, "varchar": 12, "text": -1,
+    "nchar": -15, "nvarchar": -9, "ntext": -16, "sysname": -9, "xml": 2009, "date": 91, "time": 92,
+    "datetime": 93, "smalldatetime": 93, "datetime2": 93, "datetimeoffset": -155, "uniqueidentifier": 1,
+    "binary": -2, "varbinary": -3, "image": -4, "timestamp": -2, "rowversion": -2,
+}
+_NUMERIC_LENGTH = {"bit": 1, "tinyint": 3, "smallint": 5, "int": 10, "bigint": 19, "real": 24, "float": 53,
+                   "money": 19, "smallmoney": 10}
+
+
+@dataclass(frozen=True, slots=True)
+class SqlColumn:
+    """A column as ``sys.columns`` describes it (``max_length`` in bytes, -1 for max)."""
+
+    name: str
+    type_name: str
+    position: int
+    max_length: int = 0
+    precision: int = 0
+    scale: int = 0
+    nullable: bool = True
+    identity: bool = False
+    computed: bool = False
+    default: str | None = None
+
+    @property
+    def decimal_precision_scale(self) -> tuple[int, int]:
+        if self.type_name == "money":
+            return 19, 4
+        if self.type_name == "smallmoney":
+            return 10, 4
+        return self.precision, self.scale
+
+    @property
+    def char_length(self) -> int:
+        if self.type_name in ("text",):
+            return 2147483647
+        if self.type_name in ("ntext", "xml"):
+            return 1073741823
+        if self.max_length == -1:
+            return 1073741823 if self.type_name.startswith("n") else 2147483647
+        return self.max_length // 2 if self.type_name in ("nchar", "nvarchar", "sysname") else self.max_length
+
+
+@dataclass(frozen=True, slots=True)
+class TypeModes:
+    decimal_handling_mode: str = "precise"
+    time_precision_mode: str = "adaptive"
+    binary_handling_mode: str = "bytes"
+
+
+# ---- schemas ----------------------------------------------------------------------------------
+
+def _semantic(type_: str, optional: bool, name: str, parameters: dict[str, str] | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": type_, "optional": optional, "name": name, "version": 1}
+    if parameters is not None:
+        schema["parameters"] = parameters
+    return schema
+
+
+def _plain(type_: str, optional: bool) -> dict[str, Any]:
+    return {"type": type_, "optional": optional}
+
+
+def _fraction_digits(column: SqlColumn) -> int:
+    """Fraction-second digits of time/datetime2/datetimeoffset (sys.columns.scale)."""
+    if column.type_name in ("datetime",):
+        return 3
+    if column.type_name == "smalldatetime" or column.type_name == "date":
+        return 0
+    return column.scale
+
+
+def field_schema(column: SqlColumn, modes: TypeModes, optional: bool | None = None) -> dict[str, Any]:
+    """The Connect schema of a column (without ``"field"``)."""
+    t = column.type_name
+    opt = column.nullable if optional is None else optional
+    if t == "bit":
+        return _plain("boolean", opt)
+    if t in INT_TYPES:
+        return _plain(INT_TYPES[t], opt)
+    if t == "real":
+        return _plain("float", opt)
+    if t == "float":
+        return _plain("double", opt)
+    if t in DECIMAL_TYPES:
+        mode = modes.decimal_handling_mode
+        if mode == "double":
+            return _plain("double", opt)
+        if mode == "string":
+            return _plain("string", opt)
+        precision, scale = column.decimal_precision_scale
+        return _semantic("bytes", opt, "org.apache.kafka.connect.data.Decimal",
+                         {"scale": str(scale), "connect.decimal.precision": str(precision)})
+    if t == "xml":
+        return _semantic("string", opt, "io.debezium.data.Xml")
+    if t == "datetimeoffset":
+        return _semantic("string", opt, "io.debezium.time.ZonedTimestamp")
+    if t in TEMPORAL_TYPES:
+        p = _fraction_digits(column)
+        if modes.time_precision_mode == "connect":
+            if t == "date":
+                return _semantic("int32", opt, "org.apache.kafka.connect.data.Date")
+            if t == "time":
+                return _semantic("int32", opt, "org.apache.kafka.connect.data.Time")
+            return _semantic("int64", opt, "org.apache.kafka.connect.data.Timestamp")
+        if t == "date":
+            return _semantic("int32", opt, "io.debezium.time.Date")
+        if t == "time":
+            if p <= 3 and modes.time_precision_mode != "adaptive_time_microseconds":
+                return _semantic("int32", opt, "io.debezium.time.Time")
+            if p <= 6:
+                return _semantic("int64", opt, "io.debezium.time.MicroTime")
+            return _semantic("int64", opt, "io.debezium.time.NanoTime")
+        if p <= 3:
+            return _semantic("int64", opt, "io.debezium.time.Timestamp")
+        if p <= 6:
+            return _semantic("int64", opt, "io.debezium.time.MicroTimestamp")
+        return _semantic("int64", opt, "io.debezium.time.NanoTimestamp")
+    if t in BINARY_TYPES:
+        return _plain("bytes" if modes.binary_handling_mode == "bytes" else "string", opt)
+    return _plain("string", opt)  # char types, uniqueidentifier, and anything unknown as text
+
+
+# ---- values -----------------------------------------------------------------------------------
+
+def _unscaled_bytes(unscaled: int) -> str:
+    """BigInteger.toByteArray(): smallest big-endian two's complement, base64 for JSON."""
+    length = (unscaled + (unscaled < 0)).bit_length() // 8 + 1
+    return base64.b64encode(unscaled.to_bytes(length, "big", signed=True)).decode()
+
+
+def _float32(value: float) -> float:
+    """A REAL as Java prints the float: the shortest decimal that reads back as the same float."""
+    target = struct.unpack("<f", struct.pack("<f", value))[0]
+    for digits in range(1, 10):
+        candidate = float(f"{target:.{digits}g}")
+        if struct.unpack("<f", struct.pack("<f", candidate))[0] == target:
+            return candidate
+    return target
+
+
+def _decimal_converter(column: SqlColumn, mode: str) -> Converter:
+    _, scale = column.decimal_precision_scale
+    quantum = Decimal(1).scaleb(-scale)
+    if mode == "double":
+        return lambda v: float(v)
+    if mode == "string":
+        return lambda v: format(Decimal(v).quantize(quantum, rounding=ROUND_HALF_UP), "f")
+    return lambda v: _unscaled_bytes(int(Decimal(v).quantize(quantum, rounding=ROUND_HALF_UP).scaleb(scale)))
+
+
+def _binary_converter(mode: str) -> Converter:
+    if mode == "hex":
+        return lambda v: bytes(v).hex()
+    if mode == "base64-url-safe":
+        return lambda v: base64.urlsafe_b64encode(bytes(v)).decode()
+    return lambda v: base64.b64encode(bytes(v)).decode()  # Connect bytes print as base64
+
+
+_EPOCH = datetime(1970, 1, 1)
+_EPOCH_DATE = date(1970, 1, 1)
+_ONE_US = timedelta(microseconds=1)
+
+
+def _split_fraction(text: str) -> tuple[str, int]:
+    """``"12:34:56.1234567"`` -> (``"12:34:56"``, nanoseconds)."""
+    whole, _, fraction = text.partition(".")
+    return whole, int((fraction + "000000000")[:9]) if fraction else 0
+
+
+def _nanos_of_day(value: Any) -> int:
+    if isinstance(value, str):
+        whole, nanos = _split_fraction(value.strip())
+        h, m, s = (int(p) for p in whole.split(":"))
+        return ((h * 60 + m) * 60 + s) * 1_000_000_000 + nanos
+    if isinstance(value, timedelta):
+        return (value // _ONE_US) * 1000
+    t: time = value
+    return (((t.hour * 60 + t.minute) * 60 + t.second) * 1_000_000 + t.microsecond) * 1000
+
+
+def _epoch_nanos(value: Any) -> int:
+    """A timestamp without zone, read as UTC (the reference: the JVM zone does not matter)."""
+    if isinstance(value, str):
+        day, _, clock = value.strip().replace("T", " ").partition(" ")
+        whole, nanos = _split_fraction(clock or "00:00:00")
+        moment = datetime.fromisoformat(f"{day} {whole}")
+        return ((moment - _EPOCH) // _ONE_US) * 1000 + nanos
+    if isinstance(value, datetime):
+        return ((value.replace(tzinfo=None) - _EPOCH) // _ONE_US) * 1000
+    return (value - _EPOCH_DATE).days * 86_400_000_000_000
+
+
+def _epoch_days(value: Any) -> int:
+    if isinstance(value, str):
+        value = date.fromisoformat(value.strip()[:10])
+    if isinstance(value, datetime):
+        value = value.date()
+    return (value - _EPOCH_DATE).days
+
+
+def zoned_timestamp(value: Any, digits: int) -> str:
+    """``datetimeoffset`` as ``io.debezium.time.ZonedTimestamp``: the instant in UTC (``Z``),
+    with the column's fraction digits (none for scale 0)."""
+    if isinstance(value, str):
+        text = value.strip()
+        stamp, _, offset = text.rpartition(" ")
+        if not offset or offset[0] not in "+-":
+            stamp, offset = text, "+00:00"
+        nanos_total = _epoch_nanos(stamp)
+        sign = -1 if offset[0] == "-" else 1
+        oh, _, om = offset[1:].partition(":")
+        nanos_total -= sign * (int(oh) * 60 + int(om or 0)) * 60 * 1_000_000_000
+    else:
+        moment: datetime = value
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        nanos_total = ((moment - datetime(1970, 1, 1, tzinfo=timezone.utc)) // _ONE_US) * 1000
+    seconds, nanos = divmod(nanos_total, 1_000_000_000)
+    clock = (_EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S")
+    fraction = f".{nanos:09d}"[: digits + 1] if digits > 0 else ""
+    return f"{clock}{fraction}Z"
+
+
+def _temporal_converter(column: SqlColumn, mode: str) -> Converter:
+    t = column.type_name
+    p = _fraction_digits(column)
+    if t == "date":
+        return _epoch_days
+    if t == "time":
+        if mode == "connect" or (p <= 3 and mode != "adaptive_time_microseconds"):
+            return lambda v: _nanos_of_day(v) // 1_000_000
+        if p <= 6:
+            return lambda v: _nanos_of_day(v) // 1000
+        return _nanos_of_day
+    if mode == "connect" or p <= 3:
+        return lambda v: _epoch_nanos(v) // 1_000_000
+    if p <= 6:
+        return lambda v: _epoch_nanos(v) // 1000
+    return _epoch_nanos
+
+
+def _uuid_text(value: Any) -> str:
+    return str(value).upper() if isinstance(value, uuid.UUID) else str(value)
+
+
+def _text(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(bytes(value)).decode()
+    return value if isinstance(value, str) else str(value)
+
+
+def converter(column: SqlColumn, modes: TypeModes) -> Converter:
+    """The function turning a non-NULL driver value of ``column`` into the event's value."""
+    t = column.type_name
+    if t == "bit":
+        return bool
+    if t in INT_TYPES:
+        return int
+    if t == "real":
+        return _float32
+    if t == "float":
+        return float
+    if t in DECIMAL_TYPES:
+        return _decimal_converter(column, modes.decimal_handling_mode)
+    if t == "datetimeoffset":
+        digits = column.scale
+        return lambda v: zoned_timestamp(v, digits)
+    if t in TEMPORAL_TYPES:
+        return _temporal_converter(column, modes.time_precision_mode)
+    if t in BINARY_TYPES:
+        return _binary_converter(modes.binary_handling_mode)
+    if t == "uniqueidentifier":
+        return _uuid_text
+    return _text
+
+
+# ---- tableChanges ---------------------------------------------------------------------------
+
+def _length_scale(column: SqlColumn) -> tuple[int | None, int | None]:
+    t = column.type_name
+    if t in _NUMERIC_LENGTH:
+        return _NUMERIC_LENGTH[t], (None if t in ("real", "float", "bit") else (4 if "money" in t else 0))
+    if t in ("decimal", "numeric"):
+        return column.precision, column.scale
+    if t in CHAR_TYPES or t == "xml":
+        return column.char_length, None
+    if t == "uniqueidentifier":
+        return 36, None
+    if t == "date":
+        return 10, None
+    if t == "smalldatetime":
+        return 16, 0
+    if t == "datetime":
+        return 23, 3
+    p = column.scale
+    extra = p + 1 if p else 0
+    if t == "time":
+        return 8 + extra, p
+    if t == "datetime2":
+        return 19 + extra, p
+    if t == "datetimeoffset":
+        return 26 + extra, p
+    if t in BINARY_TYPES:
+        return (2147483647 if column.max_length == -1 or t == "image" else column.max_length), None
+    return (column.max_length or None), None
+
+
+def table_column(column: SqlColumn) -> Column:
+    """The column as ``tableChanges`` describes it (the reference's schema change example)."""
+    type_name = f"{column.type_name} identity" if column.identity else column.type_name
+    length, scale = _length_scale(column)
+    return Column(
+        name=column.name,
+        jdbc_type=_JDBC.get(column.type_name, 1111),
+        type_name=type_name,
+        type_expression=type_name,
+        length=length,
+        scale=scale,
+        position=column.position,
+        optional=column.nullable,
+        auto_incremented=False,  # as the reference's example shows for an identity column
+        generated=column.computed,
+        has_default=column.default is not None,
+        default_expression=column.default,
+    )
