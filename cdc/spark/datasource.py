@@ -86,8 +86,23 @@ def _snapshot_batch(events: list[ChangeEvent]) -> bool:
     return bool(events) and all(e.value is not None and e.value.get("op") == "r" for e in events)
 
 
-def _same_position(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return all(a.get(k) == b.get(k) for k in ("lsn", "lsn_proc", "lsn_commit", "seq"))
+# How a source's offsets are compared. A source class may declare ``POSITION_KEYS`` (the offset
+# fields that locate it) and ``committed_key(offset)`` (the sort key of an offset between two
+# transactions, None inside one; events whose ``position`` sorts before it belong before it).
+# The defaults are PostgreSQL's.
+_PG_POSITION_KEYS = ("lsn", "lsn_proc", "lsn_commit")
+
+
+def _pg_committed_key(offset: dict[str, Any]) -> tuple[int, ...] | None:
+    return None if "lsn_proc" in offset else (int(offset.get("lsn") or 0),)
+
+
+def _position_keys(source_cls: Any) -> tuple[str, ...]:
+    return (*getattr(source_cls, "POSITION_KEYS", _PG_POSITION_KEYS), "seq")
+
+
+def _committed_key(source_cls: Any, offset: dict[str, Any]) -> tuple[int, ...] | None:
+    return getattr(source_cls, "committed_key", _pg_committed_key)(offset)
 
 
 class CdcStreamReader(SimpleDataSourceStreamReader):
@@ -96,6 +111,7 @@ class CdcStreamReader(SimpleDataSourceStreamReader):
         self.schema = schema
         self.max_rows = int(options.get("maxRowsPerBatch", options.get("maxrowsperbatch", "100000")))  # rows per micro-batch, also during a snapshot
         self.table = options.get("table")
+        self._source_cls = registry.load(registry.SOURCES, options["source"])
         self._source: Any = None
         self._stream: Iterator[Any] | None = None
         self._at: dict[str, Any] | None = None
@@ -114,7 +130,8 @@ class CdcStreamReader(SimpleDataSourceStreamReader):
         return {"initial": True, "seq": 0}
 
     def read(self, start: dict[str, Any]) -> tuple[Iterator[tuple], dict[str, Any]]:
-        if self._stream is None or self._at is None or not _same_position(start, self._at):
+        keys = _position_keys(self._source_cls)
+        if self._stream is None or self._at is None or any(start.get(k) != self._at.get(k) for k in keys):
             if start.get("in_snapshot"):
                 raise SourceError(
                     "the query stopped during its initial snapshot, which cannot resume",
@@ -127,7 +144,7 @@ class CdcStreamReader(SimpleDataSourceStreamReader):
         for batch in self._stream:
             rows.extend(self._rows(batch.events))
             # Micro-batches end between transactions only, so a replay can find the same end.
-            if batch.offset is not None and "lsn_proc" not in batch.offset:
+            if batch.offset is not None and _committed_key(self._source_cls, batch.offset) is not None:
                 end = {**batch.offset, "seq": self._seq}
                 if batch.caught_up or len(rows) >= self.max_rows:
                     break
@@ -151,12 +168,15 @@ class CdcStreamReader(SimpleDataSourceStreamReader):
         self._close()
         self._open(start)
         assert self._stream is not None
-        end_lsn = int(end.get("lsn") or 0)
+        end_key = _committed_key(self._source_cls, end)
+        assert end_key is not None, end
+        size = len(end_key)
         rows: list[tuple] = []
         for batch in self._stream:
-            # Transactions that committed before the end offset: their commit starts before it.
-            rows.extend(self._rows([e for e in batch.events if e.position and e.position[0] < end_lsn]))
-            if batch.offset is not None and "lsn_proc" not in batch.offset and int(batch.offset.get("lsn") or 0) >= end_lsn:
+            # Transactions that committed before the end offset sort before it.
+            rows.extend(self._rows([e for e in batch.events if e.position and e.position[:size] < end_key]))
+            key = _committed_key(self._source_cls, batch.offset) if batch.offset is not None else None
+            if key is not None and key >= end_key:
                 break
         if self._seq != end.get("seq", self._seq):
             raise SourceError(f"replaying offsets {start} to {end} gave {self._seq - start.get('seq', 0)} rows, "

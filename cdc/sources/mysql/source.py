@@ -110,6 +110,15 @@ class MySqlSource:
 
     name: ClassVar[str] = "mysql"
     options: ClassVar[tuple[Option, ...]] = MYSQL_OPTIONS
+    # For readers that replay between two offsets (Spark): what locates an offset, and the sort
+    # key of one between transactions (events' ``position`` starts with (file index, tx pos)).
+    POSITION_KEYS: ClassVar[tuple[str, ...]] = ("file", "pos", "event", "row")
+
+    @staticmethod
+    def committed_key(offset: dict[str, Any]) -> tuple[int, ...] | None:
+        if offset.get("event") or offset.get("row"):
+            return None
+        return position_key(str(offset.get("file", "")), int(offset.get("pos") or 0))[::2]
 
     def __init__(self, config: Config) -> None:
         config.declare(CORE_OPTIONS).declare(MYSQL_OPTIONS)
@@ -175,6 +184,27 @@ class MySqlSource:
 
     def stream(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
         yield from self._run(offset)
+
+    def table_schema(self, qualified: str) -> dict[str, Any]:
+        """The Connect struct schema of one captured table's rows (``before``/``after``), as it is now."""
+        conn = self._control_conn()
+        self.info = server_checks(conn, self.settings)
+        self._source_schema = source_schema(self.flavor)
+        database, _, table = qualified.partition(".")
+        schema = self._new_schema()
+        try:
+            with conn.cursor() as cur:
+                cur.execute(f"SHOW CREATE DATABASE {snap.quote(database)}")
+                schema.apply(cur.fetchone()[1], database)
+                cur.execute(f"SHOW CREATE TABLE {snap.quote(database)}.{snap.quote(table)}")
+                schema.apply(cur.fetchone()[1], database)
+        except pymysql.MySQLError as exc:
+            raise SourceError(f"table {qualified!r} cannot be read: {exc.args[-1]}",
+                              fix="check the table option (database.table)") from None
+        self._schema = schema
+        state = self._state(database, table)
+        assert state is not None
+        return state.envelope.row_schema
 
     # ---- helpers ----------------------------------------------------------------------------
 
