@@ -52,6 +52,7 @@ from cdc.sources.mysql.connection import (
     with_retries,
 )
 from cdc.sources.mysql.ddl import MySqlSchema, history_record
+from cdc.sources.mysql.gtids import DeliveredGtids
 from cdc.sources.mysql.source_info import source_block, source_schema
 from cdc.sources.mysql.tables import TableState
 from cdc.sources.mysql.types import TypeModes
@@ -449,12 +450,11 @@ class MySqlSource:
         file = offset["file"]
         stream = self._open(file, int(offset["pos"]))
         tx = _Transaction()
-        tracker = self.tx_tracker
         events: list[ChangeEvent] = []
         last_handover = time.monotonic()
         max_batch = self.max_batch
         attempts = 0
-        gtids: dict[str, str] = _parse_mariadb_gtids(offset.get("gtids")) if info.mariadb else {}
+        gtids = DeliveredGtids(info.mariadb, offset.get("gtids"))
 
         def resume_point() -> tuple[str, int, int]:
             """Where to reopen the stream so that the next event is the first not yet read."""
@@ -632,27 +632,21 @@ class MySqlSource:
                     block = tracker.block(qualified) if tracker is not None else None
                     events.append(envelope.event(OP_UPDATE, before, after, source, block, position=position, ts=ts))
 
-    def _commit(self, event: Any, file: str, tx: _Transaction, events: list[ChangeEvent], gtids: dict[str, str]) -> None:
+    def _commit(self, event: Any, file: str, tx: _Transaction, events: list[ChangeEvent], gtids: DeliveredGtids) -> None:
         if self.tx_tracker is not None and self.tx_tracker.active:
             events.append(self.tx_tracker.end(event.timestamp * 1000))
         self._advance(event, file, tx, gtids)
 
-    def _advance(self, event: Any, file: str, tx: _Transaction, gtids: dict[str, str]) -> None:
-        gtid_set = self._position.get("gtids") if self._position else None
+    def _advance(self, event: Any, file: str, tx: _Transaction, gtids: DeliveredGtids) -> None:
         if tx.gtid:
-            if self.info is not None and self.info.mariadb:
-                domain = tx.gtid.split("-", 1)[0]
-                gtids[domain] = tx.gtid
-                gtid_set = ",".join(gtids[d] for d in sorted(gtids, key=int))
-            else:
-                gtid_set = tx.gtid
-        self._position = {"file": file, "pos": bl.event_end(event), "gtids": gtid_set, "event": 0, "row": 0,
+            gtids.add(tx.gtid)
+        self._position = {"file": file, "pos": bl.event_end(event), "gtids": gtids.text(), "event": 0, "row": 0,
                           "server_id": event.packet.server_id, "ts_sec": event.timestamp}
         tx.active = False
         tx.gtid = None
         tx.thread = None
 
-    def _ddl(self, event: Any, file: str, tx: _Transaction, events: list[ChangeEvent], gtids: dict[str, str]) -> None:
+    def _ddl(self, event: Any, file: str, tx: _Transaction, events: list[ChangeEvent], gtids: DeliveredGtids) -> None:
         assert self._schema is not None
         ddl = event.query
         database = event.schema.decode() if isinstance(event.schema, bytes) else (event.schema or "")
@@ -682,13 +676,3 @@ class MySqlSource:
     def _change_captured(self, change: dict[str, Any]) -> bool:
         parts = parse_table_id(change["id"])
         return len(parts) == 2 and self.captured(parts[0], parts[1])
-
-
-def _parse_mariadb_gtids(text: str | None) -> dict[str, str]:
-    """``"0-1-12,1-1-7"`` (gtid_binlog_pos) -> {domain: gtid}."""
-    out: dict[str, str] = {}
-    for part in (text or "").split(","):
-        part = part.strip()
-        if part.count("-") >= 2:
-            out[part.split("-", 1)[0]] = part
-    return out
