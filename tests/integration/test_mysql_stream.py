@@ -205,3 +205,21 @@ def test_snapshot_emits_schema_then_rows(mysql_server: dict[str, Any], mysql_db:
                                                                     {"id": 2, "e": "y", "s": ""}]
     assert [r["value"]["payload"]["source"]["snapshot"] for r in records[1:]] == ["first", "last"]
     assert [r["value"]["payload"]["op"] for r in records[1:]] == ["r", "r"]
+
+
+def test_truncate_and_skipped_operations(mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path) -> None:
+    db = mysql_db["db"]
+    sql(mysql_server, db, "CREATE TABLE t (id int PRIMARY KEY)")
+    with pipeline(mysql_db, tmp_path, **{"snapshot.mode": "no_data", "skipped.operations": "u"}) as p:
+        p.wait_ready()
+        sql(mysql_server, db, "INSERT INTO t VALUES (1)", "UPDATE t SET id = id", "UPDATE t SET id = 2",
+            f"TRUNCATE TABLE `{db}`.t", "INSERT INTO t VALUES (3)")
+        got = p.wait_count(3, topic=f"dbz.{db}.t")
+    assert [(r["value"]["payload"]["op"], r["key"]) for r in got] == [
+        ("c", {"schema": got[0]["key"]["schema"], "payload": {"id": 1}}), ("t", None),
+        ("c", {"schema": got[0]["key"]["schema"], "payload": {"id": 3}})]
+    with pipeline(mysql_db, tmp_path / "second") as p:  # Debezium's default skips truncate
+        p.wait_ready()
+        sql(mysql_server, db, "TRUNCATE t", "INSERT INTO t VALUES (4)")
+        got = p.wait_count(2, topic=f"dbz.{db}.t")
+    assert [r["value"]["payload"]["op"] for r in got] == ["r", "c"]

@@ -19,6 +19,7 @@ delivered, so nothing is lost and nothing acknowledged repeats.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
@@ -60,6 +61,7 @@ from cdc.sources.mysql.types import TypeModes
 log = logging.getLogger(__name__)
 
 _MODE_ALIASES = {"schema_only": "no_data", "schema_only_recovery": "recovery"}
+_OPS = {bl.WriteRowsEvent: "c", bl.UpdateRowsEvent: "u", bl.DeleteRowsEvent: "d"}
 
 
 def open_history(config: Config) -> SchemaHistory:
@@ -150,6 +152,7 @@ class MySqlSource:
         )
         self.include_schema_changes: bool = config.get("include.schema.changes")
         self.include_query: bool = config.get("include.query")
+        self.skipped_operations = {op.strip() for op in (config.get("skipped.operations") or "t").split(",")} - {"none"}
         self.only_captured_tables_ddl: bool = config.get("schema.history.internal.store.only.captured.tables.ddl")
         self.only_captured_databases_ddl: bool = config.get("schema.history.internal.store.only.captured.databases.ddl")
         self.heartbeat_s = max(config.get("binlog.heartbeat.interval.ms"), 1) / 1000
@@ -598,6 +601,8 @@ class MySqlSource:
         qualified = state.qualified
         tombstones = self.tombstones
         kind = type(event)
+        if _OPS[kind] in self.skipped_operations:
+            return
         try:
             rows = event.rows
         except (UnicodeDecodeError, ValueError, IndexError, TypeError) as exc:
@@ -663,6 +668,14 @@ class MySqlSource:
                      (not self.only_captured_databases_ddl or not database or self.captured_database(database))
             if wanted:
                 self._record(position, database or None, ddl, changes)
+        truncated = _truncated_table(ddl, database)
+        if truncated is not None and self.captured(*truncated) and "t" not in self.skipped_operations:
+            state = self._state(*truncated)
+            if state is not None:
+                source = source_block(self.flavor, self.prefix, truncated[0], truncated[1],
+                                      ts_ms=event.timestamp * 1000, server_id=event.packet.server_id, file=file,
+                                      pos=end, gtid=gtid, thread=event.slave_proxy_id)
+                events.append(state.envelope.truncate(source, None, (position_key(file, 0)[0], end, 0, 0)))
         if not self.include_schema_changes or (database and not self.captured_database(database) and not touched):
             return
         if changes and not touched:
@@ -676,3 +689,17 @@ class MySqlSource:
     def _change_captured(self, change: dict[str, Any]) -> bool:
         parts = parse_table_id(change["id"])
         return len(parts) == 2 and self.captured(parts[0], parts[1])
+
+
+_TRUNCATE = re.compile(r"\s*TRUNCATE\s+(?:TABLE\s+)?(?:`((?:[^`]|``)+)`|(\w+))(?:\s*\.\s*(?:`((?:[^`]|``)+)`|(\w+)))?\s*;?\s*$",
+                       re.IGNORECASE)
+
+
+def _truncated_table(ddl: str, default_db: str) -> tuple[str, str] | None:
+    """(database, table) of a ``TRUNCATE [TABLE] [db.]t`` statement, else None."""
+    match = _TRUNCATE.match(ddl)
+    if match is None:
+        return None
+    first = (match.group(1) or "").replace("``", "`") or match.group(2)
+    second = (match.group(3) or "").replace("``", "`") or match.group(4)
+    return (first, second) if second else (default_db, first)
