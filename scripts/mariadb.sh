@@ -46,6 +46,11 @@ start() {
     echo "MariaDB already running on port $port: using it" >&2
     return 0
   fi
+  # A server of another checkout (or the user's own) on this port: use it as it is.
+  if mariadb --no-defaults --protocol=tcp -h127.0.0.1 -P"$port" -uroot -N -e 'select 1' >/dev/null 2>&1; then
+    echo "MariaDB already accepting connections on port $port: using it" >&2
+    return 0
+  fi
   mkdir -p "$dir"
   chown mysql:mysql "$dir" 2>/dev/null || true
   if [ ! -d "$data/mysql" ]; then
