@@ -11,7 +11,8 @@ from typing import Iterator
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-REFERENCE = ROOT.parent / "shared" / "reference"
+# Debezium's real output (a copy of shared/reference/debezium, so that a clone alone can run the tests).
+REFERENCE = ROOT / "tests" / "fixtures" / "reference"
 
 
 def _local_postgres() -> str | None:

@@ -26,7 +26,7 @@ from cdc.sources.mysql.types import TypeModes, value_converter
 pymysql = pytest.importorskip("pymysql")
 
 ROOT = Path(__file__).resolve().parents[2]
-REFERENCE = ROOT.parent / "shared" / "reference" / "debezium"
+REFERENCE = ROOT / "tests" / "fixtures" / "reference" / "debezium"
 
 
 def _local_mariadb() -> str | None:

@@ -18,7 +18,6 @@ from tests.integration.test_mysql_stream import sql
 pytestmark = pytest.mark.mysql
 
 
-@pytest.mark.skipif(not (REFERENCE / "debezium" / "mariadb-types.properties").exists(), reason="no shared/reference")
 def test_cdc_run_with_debeziums_mariadb_properties(mysql_server: dict[str, Any], mysql_db: dict[str, str],
                                                   tmp_path: Path) -> None:
     db = mysql_db["db"]

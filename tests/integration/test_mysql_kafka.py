@@ -28,7 +28,6 @@ def kafka_pipeline(props: dict[str, str], tmp_path: Path) -> Pipeline:
     return Pipeline(props, tmp_path / "o.json", sink=KafkaSink(config), source_cls=MySqlSource)  # type: ignore[arg-type]
 
 
-@pytest.mark.skipif(not (DEBEZIUM / "mariadb-types.jsonl").exists(), reason="no shared/reference")
 def test_mariadb_events_in_kafka_equal_debezium(mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path,
                                                kafka_bootstrap: str, topic_prefix: str) -> None:
     expected = [json.loads(line) for line in (DEBEZIUM / "mariadb-types.jsonl").read_text().splitlines() if line.strip()]

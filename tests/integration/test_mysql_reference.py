@@ -52,7 +52,6 @@ def _run_sql(server: dict[str, Any], db: str, sql: str) -> None:
         conn.close()
 
 
-@pytest.mark.skipif(not (DEBEZIUM / "mariadb-types.jsonl").exists(), reason="shared/reference is not beside the repo")
 def test_mariadb_types_match_debezium(mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path) -> None:
     expected = [json.loads(line) for line in (DEBEZIUM / "mariadb-types.jsonl").read_text().splitlines() if line.strip()]
     setup, capture = (DEBEZIUM / "mariadb-types.sql").read_text().split("-- @@CAPTURE")

@@ -39,7 +39,6 @@ def _workload() -> tuple[str, str]:
     return setup, capture
 
 
-@pytest.mark.skipif(not (DEBEZIUM / "pg-types.jsonl").exists(), reason="shared/reference is not beside the repo")
 def test_pg_types_match_debezium(pg_db: dict[str, str], tmp_path: Path) -> None:
     expected = [json.loads(line) for line in (DEBEZIUM / "pg-types.jsonl").read_text().splitlines() if line.strip()]
     setup, capture = _workload()

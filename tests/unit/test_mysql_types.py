@@ -22,7 +22,7 @@ from cdc.core.schema import Column, Table
 from cdc.sources.mysql.ddl import MySqlSchema
 from cdc.sources.mysql.types import TypeModes, field_schema, value_converter
 
-REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "debezium"
+REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "reference" / "debezium"
 DEFAULT = TypeModes()
 
 # What MariaDB 10.11 prints for the reference table (SHOW CREATE TABLE): Debezium 3.5 read the

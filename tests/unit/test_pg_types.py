@@ -26,7 +26,7 @@ from cdc.sources.postgres.types import (
     text_converter,
 )
 
-REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "debezium" / "pg-types.jsonl"
+REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "reference" / "debezium" / "pg-types.jsonl"
 PRECISE = TypeModes()
 MOOD = PgType(21035, "mood", "E", "e", ("sad", "ok", "happy"), schema="public")
 
