@@ -3,6 +3,9 @@
     cdc sources                      list installed source and sink plugins
     cdc postgres [options]           capture a PostgreSQL database (one command per source plugin)
     cdc run CONFIG                   run from a TOML or .properties file (Debezium property names)
+    cdc signal CONFIG SIGNAL [--table T] [--condition SQL]
+                                     send execute-snapshot / stop-snapshot / pause-snapshot /
+                                     resume-snapshot / log to a running pipeline's signal channel
 
 Every option of a source or sink is also a flag: ``database.hostname`` -> ``--database-hostname``;
 ``--set name=value`` sets any property. Passwords are read from flags, files or ``CDC_PASSWORD``
@@ -78,6 +81,17 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a pipeline from a config file (TOML or .properties)")
     run.add_argument("config", help="config file; the source is its 'source' property (or connector.class)")
     run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a property")
+    signal = sub.add_parser("signal", help="send a signal (execute-snapshot, stop-snapshot, ...) to a pipeline")
+    signal.add_argument("config", help="the pipeline's config file (its signal.* properties say where to write)")
+    signal.add_argument("signal", choices=("execute-snapshot", "stop-snapshot", "pause-snapshot", "resume-snapshot", "log"))
+    signal.add_argument("--table", action="append", default=[], metavar="T",
+                        help="table 'schema.table' or regular expression (repeatable)")
+    signal.add_argument("--condition", metavar="SQL",
+                        help="additional condition (a WHERE clause) for the tables of execute-snapshot")
+    signal.add_argument("--type", dest="snapshot_type", choices=("incremental", "blocking"), default="incremental",
+                        help="snapshot type of execute-snapshot (default: incremental)")
+    signal.add_argument("--message", help="text of a log signal")
+    signal.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a property")
     sink_options = _sink_options()
     for name, entry in sorted(registry.available(registry.SOURCES).items()):
         try:
@@ -134,6 +148,35 @@ def _list_plugins() -> None:
             print("  (none)")
 
 
+def _send_signal(args: argparse.Namespace, props: dict[str, Any]) -> int:
+    from cdc.config import Config
+
+    source = props.pop("source", None) or CONNECTOR_CLASSES.get(props.get("connector.class", ""))
+    props.pop("connector.class", None)
+    if not source:
+        raise CdcError(f"{args.config} names no source", fix="add source = \"postgres\" (or connector.class)")
+    data: dict[str, Any] = {}
+    if args.signal in ("execute-snapshot", "stop-snapshot"):
+        if args.signal == "execute-snapshot" and not args.table:
+            raise CdcError("execute-snapshot needs at least one --table")
+        data = {"data-collections": args.table, "type": args.snapshot_type}
+        if args.condition:
+            if args.signal != "execute-snapshot":
+                raise CdcError("--condition applies to execute-snapshot only")
+            data["additional-conditions"] = [{"data-collection": t, "filter": args.condition} for t in args.table]
+    elif args.signal == "log":
+        data = {"message": args.message or ""}
+    config = Config(dict(props)).declare(CORE_OPTIONS)
+    source_cls = registry.load(registry.SOURCES, source)
+    config.declare(getattr(source_cls, "options", ()))
+    instance = source_cls(config)
+    if not hasattr(instance, "send_signal"):
+        raise CdcError(f"source {source!r} does not take signals")
+    where = instance.send_signal(args.signal, data)
+    print(f"sent {args.signal} {data} to {where}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -153,6 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _list_plugins()
             return 0
         props = _properties(args)
+        if args.command == "signal":
+            return _send_signal(args, props)
         if args.command == "run":
             source = props.pop("source", None) or CONNECTOR_CLASSES.get(props.get("connector.class", ""))
             props.pop("connector.class", None)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from cdc.config import Option
+from cdc.core.signals import SIGNAL_OPTIONS
 
 POSTGRES_OPTIONS: tuple[Option, ...] = (
     Option("database.hostname", str, "127.0.0.1", "Host of the PostgreSQL server."),
@@ -28,4 +29,4 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
     Option("snapshot.fetch.size", int, 10240, "Rows per snapshot batch handed to the sink."),
     Option("snapshot.progress", str, "auto", "Show a progress bar during snapshots (auto: when stderr is a terminal).",
            choices=("auto", "bar", "log", "off")),
-)
+) + SIGNAL_OPTIONS

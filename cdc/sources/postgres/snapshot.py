@@ -37,11 +37,18 @@ def copy_rows(conn: psycopg.Connection, schema: str, table: str, columns: Sequen
     Reads at libpq level: the server sends one CopyData message per row, and psycopg's
     ``Copy`` iterator costs several microseconds per message, as much as the rest of a row.
     """
-    query = sql.SQL("COPY (SELECT {} FROM {}{}) TO STDOUT").format(
+    select = sql.SQL("SELECT {} FROM {}{}").format(
         sql.SQL(", ").join(sql.Identifier(c) for c in columns),
         sql.Identifier(schema, table),
         sql.SQL(" WHERE " + where) if where else sql.SQL(""),
-    ).as_bytes(conn)
+    )
+    return copy_select(conn, select, f"{schema}.{table}", batch_rows)
+
+
+def copy_select(conn: psycopg.Connection, select: sql.Composable, label: str,
+                batch_rows: int = 10_000) -> Iterator[list[list[str | None]]]:
+    """Rows of any SELECT, through COPY, as :func:`copy_rows` gives them; ``label`` names it in errors."""
+    query = sql.SQL("COPY ({}) TO STDOUT").format(select).as_bytes(conn)
     pgconn = conn.pgconn
     pgconn.send_query(query)
     result = pgconn.get_result()
@@ -49,7 +56,7 @@ def copy_rows(conn: psycopg.Connection, schema: str, table: str, columns: Sequen
         message = (result.error_message if result is not None else pgconn.error_message).decode(errors="replace")
         while pgconn.get_result() is not None:
             pass
-        raise psycopg.OperationalError(f"COPY of {schema}.{table} failed: {message.strip()}")
+        raise psycopg.OperationalError(f"COPY of {label} failed: {message.strip()}")
     get_copy_data = pgconn.get_copy_data
     batch: list[list[str | None]] = []
     append = batch.append
@@ -63,13 +70,13 @@ def copy_rows(conn: psycopg.Connection, schema: str, table: str, columns: Sequen
             batch = []
             append = batch.append
     if nbytes == -2:
-        raise psycopg.OperationalError(f"COPY of {schema}.{table} failed: "
+        raise psycopg.OperationalError(f"COPY of {label} failed: "
                                        f"{pgconn.error_message.decode(errors='replace').strip()}")
     final = pgconn.get_result()
     while pgconn.get_result() is not None:
         pass
     if final is not None and final.status != pq.ExecStatus.COMMAND_OK:
-        raise psycopg.OperationalError(f"COPY of {schema}.{table} failed: "
+        raise psycopg.OperationalError(f"COPY of {label} failed: "
                                        f"{final.error_message.decode(errors='replace').strip()}")
     if batch:
         yield batch

@@ -7,6 +7,10 @@
     START_REPLICATION from C (or from the stored offset)
     for each pgoutput message: Begin / Relation / Insert / Update / Delete / Truncate /
         Message / Commit -> events, batched; a batch carries the offset after its last event
+        rows of the signal table (signal.data.collection) are signals, not events; on each
+        drained socket: poll signal.file, run a queued blocking snapshot (streaming waits), or
+        open the next incremental-snapshot chunk (cdc.core.incremental: watermark, read,
+        watermark; the window's rows are emitted when the close watermark comes back)
     acknowledge(offset) -> standby status update: the server may release WAL before it
 
 The snapshot and the stream meet at the slot's consistent point: every transaction committed
@@ -15,11 +19,15 @@ before it is in the snapshot, every one after it is streamed, none is in both.
 Offsets (Debezium's shape): ``lsn`` the end of the last committed transaction delivered,
 ``txId``, ``ts_usec``, and inside a large transaction ``lsn_commit`` + ``lsn_proc`` (the commit
 LSN of that transaction and the last change delivered), so a restart skips what was delivered.
+Also, when present: ``incremental`` (the incremental snapshot's queue and last key per table),
+``blocking`` (blocking snapshots not finished), ``signal_file_pos``, and during a resumable
+initial snapshot (snapshot.resumable) ``snapshot_progress`` (tables left, last key read).
 """
 from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 from typing import Any, ClassVar, Iterator, Sequence
 
 import psycopg
@@ -29,17 +37,20 @@ from cdc.core import connect
 from cdc.core.connect import ConnectSchema
 from cdc.core.envelope import OP_CREATE, OP_DELETE, OP_MESSAGE, OP_READ, OP_UPDATE, now_ts
 from cdc.core.errors import CdcError, SourceError
+from cdc.core import signals as sig
 from cdc.core.filters import NameFilter, parse_key_columns
+from cdc.core.incremental import ChunkError, IncrementalSnapshot, TableTask
 from cdc.core.progress import TableProgress
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.topics import heartbeat_topic, sanitize_topic, transaction_topic
 from cdc.core.transactions import TransactionTracker
 from cdc.sources.postgres import catalog as cat
+from cdc.sources.postgres import chunks
 from cdc.sources.postgres import pgoutput as po
 from cdc.sources.postgres.config import POSTGRES_OPTIONS
 from cdc.sources.postgres.connection import ConnectionSettings, with_retries
 from cdc.sources.postgres.replication import IDLE, ReplicationStream, SlotInUseError, SlotMissingError, replication_error
-from cdc.sources.postgres.snapshot import copy_rows
+from cdc.sources.postgres.snapshot import copy_rows, copy_select
 from cdc.sources.postgres.source_info import SOURCE_SCHEMA, source_block
 from cdc.sources.postgres.tables import ColumnType, TableState
 from cdc.sources.postgres.types import TypeModes, TypeRegistry
@@ -106,6 +117,25 @@ class PostgresSource:
         self._stopping = False
         self._position: dict[str, Any] | None = None  # offset after the last event handed out
         self._stopping_on_error = False  # a failed run keeps its slot, whatever slot.drop.on.stop says
+        # signals and incremental snapshots (cdc.core.signals, cdc.core.incremental)
+        self.signal_table: str | None = config.get("signal.data.collection")
+        channels = config.get("signal.enabled.channels")
+        self.signal_source = "source" in channels and bool(self.signal_table)
+        signal_file = config.get("signal.file")
+        self.signal_file = sig.FileChannel(Path(signal_file)) if "file" in channels and signal_file else None
+        if "file" in channels and not signal_file:
+            log.warning("signal.enabled.channels names 'file' but signal.file is not set: no file signals")
+        self.resumable: bool = config.get("snapshot.resumable")
+        self._signals = chunks.SignalTable(self._catalog_conn, self.signal_table) if self.signal_table else None
+        self._reader = chunks.PgChunkReader(self)
+        self._incr = IncrementalSnapshot(self._reader, self._write_watermark, config.get("incremental.snapshot.chunk.size"))
+        self._blocking: list[dict[str, Any]] = []  # pending blocking snapshots: {"tables", "conditions"}
+        self._captured: dict[str, cat.CatalogTable] = {}
+        self._signal_relid: int | None = None
+        self._signal_columns: list[str] = []
+        self._last_file_poll = 0.0
+        self._chunk_seq = 0
+        self.stream_lsn = 0  # LSN of the change being decoded (the source block of incremental reads)
 
     # ---- connections ------------------------------------------------------------------------
 
@@ -146,6 +176,7 @@ class PostgresSource:
                 log.info("dropped replication slot %s (slot.drop.on.stop)", self.slot)
             except CdcError as exc:
                 log.warning("could not drop slot %s: %s", self.slot, exc)
+        self._reader.close()
         for conn in (self._repl_conn, self._conn):
             if conn is not None and not conn.closed:
                 conn.close()
@@ -164,17 +195,42 @@ class PostgresSource:
         conn = self._catalog_conn()
         version = cat.server_checks(conn, self.settings.user)
         self._server_version = version
-        tables = [t for t in cat.read_tables(conn) if self.table_filter(t.qualified)]
+        everything = cat.read_tables(conn)
+        tables = [t for t in everything if self.table_filter(t.qualified) and t.qualified != self.signal_table]
         self._warn_about_keys(tables)
-        cat.ensure_publication(conn, self.publication, self.config.get("publication.autocreate.mode"), tables)
+        to_publish = tables
+        if self.signal_source:
+            assert self.signal_table is not None
+            chunks.check_signal_table(conn, self.signal_table)
+            to_publish = tables + [t for t in everything if t.qualified == self.signal_table]
+        cat.ensure_publication(conn, self.publication, self.config.get("publication.autocreate.mode"), to_publish)
         published = cat.publication_tables(conn, self.publication) or set()
+        if self.signal_source and self.signal_table not in published:
+            raise SourceError(f"signal table {self.signal_table} is not in publication {self.publication}, so "
+                              f"signals and watermarks written to it would never be read",
+                              fix=f"ALTER PUBLICATION {self.publication} ADD TABLE {self.signal_table};")
         tables = [t for t in tables if t.qualified in published]
+        self._captured = {t.qualified: t for t in tables}
         slot = cat.slot_info(conn, self.slot)
         if slot.exists and slot.plugin != "pgoutput":
             raise SourceError(f"slot {self.slot!r} uses plugin {slot.plugin!r}, not pgoutput",
                               fix="drop it or choose another slot.name")
 
         mode = self.snapshot_mode
+        progress = offset.get("snapshot_progress") if offset is not None else None
+        if progress is not None:
+            if slot.exists and mode != "always":
+                self._wait_slot_free(slot)
+                log.info("resuming the initial snapshot (snapshot.resumable): %d table(s) left",
+                         len(progress.get("tables") or ()))
+                done = yield from self._resumable_snapshot(tables, None, int(offset["lsn"]), progress)
+                if not done:
+                    return
+                yield from self._stream_changes(self._position or offset)
+                return
+            log.warning("the stored offset is inside an initial snapshot but slot %s is gone: starting over",
+                        self.slot)
+            offset = None
         if offset is not None and offset.get("snapshot_only"):
             if mode == "initial_only":
                 log.info("the snapshot was taken already (snapshot.mode=initial_only): nothing to do")
@@ -200,7 +256,14 @@ class PostgresSource:
                             "stream meet at one consistent point", self.slot)
                 cat.drop_slot(conn, self.slot)
             start_lsn, snapshot_name = self._create_slot(export=True, temporary=temporary)
-            yield from self._snapshot(tables, snapshot_name, start_lsn, final=temporary)
+            if self.resumable and not temporary:
+                done = yield from self._resumable_snapshot(tables, snapshot_name, start_lsn, None)
+                if not done:
+                    return
+            else:
+                if self.resumable:
+                    log.info("snapshot.resumable does not apply to snapshot.mode=initial_only (its slot is temporary)")
+                yield from self._snapshot(tables, snapshot_name, start_lsn, final=temporary)
             if temporary:
                 return
             offset = self._position
@@ -334,6 +397,9 @@ class PostgresSource:
 
     # ---- streaming --------------------------------------------------------------------------
 
+    def table_state(self, table: cat.CatalogTable) -> TableState:
+        return self._table_state(table, table.columns)
+
     def _table_state(self, table: cat.CatalogTable, columns: Sequence[ColumnType]) -> TableState:
         return TableState(
             table, columns, topic_prefix=self.prefix, types=self._types, modes=self.modes,
@@ -343,6 +409,11 @@ class PostgresSource:
 
     def _on_relation(self, message: po.Relation) -> None:
         qualified = f"{message.namespace}.{message.name}"
+        if qualified == self.signal_table:
+            self._relations[message.relid] = None  # read as signals, never emitted
+            self._signal_relid = message.relid
+            self._signal_columns = [c.name for c in message.columns]
+            return
         if not self.table_filter(qualified):
             self._relations[message.relid] = None
             return
@@ -398,6 +469,12 @@ class PostgresSource:
         stream = self._start_replication(committed_lsn)
         self._stream = stream
         self._relations.clear()
+        incr = self._incr
+        incr.restore(resume.get("incremental"))
+        self._blocking = [dict(b) for b in resume.get("blocking") or ()]
+        if self.signal_file is not None:
+            self.signal_file.position = int(resume.get("signal_file_pos") or 0)
+        extras = self._offset_extras
         dbname = self.settings.dbname
         prefix = self.prefix
         tombstones = self.tombstones
@@ -420,6 +497,7 @@ class PostgresSource:
             if change_lsn is not None:
                 position["lsn_commit"] = final_lsn
                 position["lsn_proc"] = change_lsn
+            extras(position)
             return position
 
         for data in stream.messages(IDLE_S):
@@ -428,6 +506,19 @@ class PostgresSource:
                     last_heartbeat = time.monotonic()
                     events.append(self._heartbeat())
                     self._run_heartbeat_query()
+                if self.signal_file is not None and time.monotonic() - self._last_file_poll >= 0.2:
+                    self._last_file_poll = time.monotonic()
+                    for signal in self.signal_file.poll():
+                        self._on_signal(signal, events, (final_lsn, last_change or 0))
+                if self._blocking and not in_tx and incr.window is None:  # not inside a chunk's window
+                    if events:
+                        yield self._handover(events, offset_here(None))
+                        events = []
+                    self.stream_lsn = committed_lsn
+                    yield from self._blocking_snapshots()
+                if incr.wants_chunk and not in_tx:  # signals of one transaction take effect together
+                    self.stream_lsn = committed_lsn
+                    incr.start_chunk()
                 if events or data is IDLE:
                     batch = self._handover(events, offset_here(last_change if in_tx else None))
                     batch.caught_up = not in_tx
@@ -475,14 +566,27 @@ class PostgresSource:
             if kind is po.Insert or kind is po.Update or kind is po.Delete:
                 state = relations.get(message.relid)
                 if state is None:
-                    continue
-                self._change_events(events, state, message, kind, xid, change_lsn, commit_us, last_commit_lsn,
-                                    final_lsn, tombstones)
+                    if message.relid == self._signal_relid and kind is po.Insert:
+                        self.stream_lsn = change_lsn
+                        self._on_signal_row(message.new, events, (final_lsn, change_lsn))
+                    else:
+                        continue
+                elif incr.window is not None and incr.window.open and state.qualified == incr.window.task.table:
+                    first = len(events)
+                    self._change_events(events, state, message, kind, xid, change_lsn, commit_us, last_commit_lsn,
+                                        final_lsn, tombstones)
+                    for event in events[first:]:
+                        incr.observe(event)
+                else:
+                    self._change_events(events, state, message, kind, xid, change_lsn, commit_us, last_commit_lsn,
+                                        final_lsn, tombstones)
             elif kind is po.Truncate:
                 for relid in message.relids:
                     state = relations.get(relid)
                     if state is None:
                         continue
+                    if incr.window is not None and incr.window.open and state.qualified == incr.window.task.table:
+                        incr.window.buffer.clear()  # every row of the chunk is gone
                     source = source_block(prefix, dbname, state.schema, state.name, ts_us=commit_us,
                                           tx_id=xid, lsn=change_lsn, last_commit_lsn=last_commit_lsn)
                     block = tx.block(state.qualified) if tx is not None else None
@@ -562,3 +666,254 @@ class PostgresSource:
             self._catalog_conn().execute(self.heartbeat_query)
         except psycopg.Error as exc:
             log.warning("heartbeat.action.query failed: %s", exc)
+
+    # ---- signals and incremental snapshots ---------------------------------------------------
+
+    def _offset_extras(self, position: dict[str, Any]) -> None:
+        state = self._incr.state()
+        if state is not None:
+            position["incremental"] = state
+        if self._blocking:
+            position["blocking"] = [dict(b) for b in self._blocking]
+        if self.signal_file is not None and self.signal_file.position:
+            position["signal_file_pos"] = self.signal_file.position
+
+    def _write_watermark(self, kind: str, chunk_id: str) -> None:
+        if self._signals is None or not self.signal_source:
+            raise ChunkError("incremental snapshots need the signal table (signal.data.collection, channel "
+                             "'source') to write their watermarks")
+        self._signals.watermark(kind, chunk_id)
+
+    def captured_table(self, qualified: str) -> cat.CatalogTable | None:
+        return self._captured.get(qualified)
+
+    def _refresh_captured(self) -> None:
+        """Tables created since the start can be snapshotted too: read the catalog again."""
+        conn = self._catalog_conn()
+        published = cat.publication_tables(conn, self.publication) or set()
+        self._captured = {t.qualified: t for t in cat.read_tables(conn)
+                          if self.table_filter(t.qualified) and t.qualified in published
+                          and t.qualified != self.signal_table}
+
+    def _on_signal_row(self, values: Sequence[Any], events: list[ChangeEvent], position: tuple[int, int]) -> None:
+        row = dict(zip(self._signal_columns, values))
+        try:
+            signal = sig.parse_signal(row.get("id"), row.get("type"), row.get("data"), "source")
+        except sig.SignalError as exc:
+            log.warning("skipping malformed signal %r in %s: %s", row.get("id"), self.signal_table, exc)
+            return
+        self._on_signal(signal, events, position)
+
+    def _on_signal(self, signal: sig.Signal, events: list[ChangeEvent], position: tuple[int, int]) -> None:
+        """Act on one signal; a malformed one is logged with the reason and skipped."""
+        try:
+            if signal.type in sig.WATERMARKS:
+                chunk_id = signal.id.rsplit("-", 1)[0]
+                out = self._incr.on_watermark(signal.type, chunk_id)
+                for index, event in enumerate(out):
+                    event.position = (*position, index)
+                events.extend(out)
+                return
+            log.info("signal %r (%s) from channel %s: %s", signal.id, signal.type, signal.channel, signal.data)
+            if signal.type == sig.EXECUTE_SNAPSHOT:
+                self._execute_snapshot(signal)
+            elif signal.type == sig.STOP_SNAPSHOT:
+                patterns = sig.stop_patterns(signal)
+                queued = [t.table for t in self._incr.tables]
+                self._incr.stop(sig.matching(patterns, queued) if patterns else None)
+            elif signal.type == sig.PAUSE_SNAPSHOT:
+                self._incr.pause()
+            elif signal.type == sig.RESUME_SNAPSHOT:
+                self._incr.resume()
+            elif signal.type == sig.LOG:
+                log.info("signal log: %s", signal.data.get("message", signal.data))
+        except sig.SignalError as exc:
+            log.warning("skipping malformed signal %r (%s): %s", signal.id, signal.type, exc)
+
+    def _execute_snapshot(self, signal: sig.Signal) -> None:
+        request = sig.parse_snapshot_request(signal)
+        self._refresh_captured()
+        names = sig.matching(request.patterns, list(self._captured))
+        unmatched = [p for p in request.patterns if not sig.matching((p,), list(self._captured))]
+        for pattern in unmatched:
+            log.warning("execute-snapshot %r: %r matches no captured table (it does not exist, or "
+                        "table.include.list / the publication leave it out); skipped", signal.id, pattern)
+        if request.kind == "blocking":
+            if names:
+                self._blocking.append({"tables": names, "conditions": {n: request.condition_for(n) for n in names}})
+            return
+        if not self.signal_source:
+            raise sig.SignalError("an incremental snapshot needs the signal table (signal.data.collection and "
+                                  "channel 'source') for its watermarks; use type 'blocking' or configure it")
+        tasks: list[TableTask] = []
+        for name in names:
+            table = self._captured[name]
+            if not table.primary_key and not request.surrogate_key:
+                log.error("execute-snapshot %r: table %s has no primary key, so it cannot be read in chunks; "
+                          "skipped (give \"surrogate-key\": \"<unique column>\" in the signal's data)", signal.id, name)
+                continue
+            tasks.append(TableTask(name, request.condition_for(name), request.surrogate_key))
+        if tasks:
+            self._incr.add(tasks)
+
+    def _blocking_snapshots(self) -> Iterator[Batch]:
+        """Streaming waits while the requested tables are read whole; then it goes on from where it was."""
+        while self._blocking:
+            request = self._blocking[0]
+            conn = self.settings.connect()
+            try:
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                for name in request["tables"]:
+                    table = self._captured.get(name)
+                    if table is None:
+                        log.error("blocking snapshot: table %s is no longer captured; skipped", name)
+                        continue
+                    condition = (request.get("conditions") or {}).get(name)
+                    log.info("blocking snapshot of %s%s (streaming paused)", name,
+                             f" where {condition}" if condition else "")
+                    state = self.table_state(table)
+                    names = [c.name for c in table.columns]
+                    conn.execute("SAVEPOINT table_read")
+                    try:
+                        for rows in copy_rows(conn, table.schema, table.name, names, where=condition,
+                                              batch_rows=self.config.get("snapshot.fetch.size")):
+                            ts = now_ts()
+                            source = source_block(self.prefix, self.settings.dbname, table.schema, table.name,
+                                                  ts_us=ts[1], snapshot="true", lsn=self.stream_lsn or None)
+                            events = []
+                            for values in rows:
+                                self._chunk_seq += 1
+                                events.append(state.envelope.event(OP_READ, None, state.row(values), source, ts=ts,
+                                                                   position=(self.stream_lsn, 0, self._chunk_seq)))
+                            yield Batch(events)
+                            if self._stream is not None:
+                                self._stream.maybe_send_status()
+                    except psycopg.Error as exc:
+                        conn.execute("ROLLBACK TO SAVEPOINT table_read")
+                        log.error("blocking snapshot of %s failed: %s; skipped", name, str(exc).strip())
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+            self._blocking.pop(0)
+
+    # ---- resumable initial snapshot -----------------------------------------------------------
+
+    def _resumable_snapshot(self, tables: list[cat.CatalogTable], snapshot_name: str | None, lsn: int,
+                            progress: dict[str, Any] | None) -> Iterator[Batch]:
+        """The initial snapshot in key chunks; each chunk's batch carries the progress in its offset.
+
+        The first run reads every chunk inside the slot's exported snapshot. After a restart that
+        snapshot is gone: the chunks left are read as they are now, and the stream, which starts at
+        the slot's consistent point, brings every change since, so applying the events in order
+        still ends at the table's state. Returns False when stopped before the end.
+        """
+        chunk = self.config.get("snapshot.fetch.size")
+        conn = self.settings.connect()
+        ordered = sorted(tables, key=lambda t: t.qualified)
+        if progress is None:
+            remaining = ordered
+            last_key: list[Any] | None = None
+        else:
+            wanted = list(progress.get("tables") or ())
+            remaining = [t for t in ordered if t.qualified in wanted]
+            last_key = progress.get("last_key")
+            if remaining and remaining[0].qualified != (wanted[0] if wanted else None):
+                last_key = None  # the table in progress is gone
+        first_overall = progress is None
+
+        def offset(rest: list[str], key: list[Any] | None) -> dict[str, Any]:
+            return {"lsn": lsn, "txId": None, "ts_usec": time.time_ns() // 1000,
+                    "snapshot_progress": {"tables": rest, "last_key": key}}
+
+        try:
+            if snapshot_name:
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                conn.execute(f"SET TRANSACTION SNAPSHOT '{snapshot_name}'")
+            log.info("resumable snapshot of %d table(s) at %s, %d rows a chunk", len(remaining), po.format_lsn(lsn), chunk)
+            for index, table in enumerate(remaining):
+                rest = [t.qualified for t in remaining[index:]]
+                state = self.table_state(table)
+                is_last_table = index == len(remaining) - 1
+                first_in_table = last_key is None
+                names = [c.name for c in table.columns]
+                if not table.primary_key:
+                    log.warning("table %s has no primary key: its snapshot is not chunked (read whole, and read "
+                                "again whole if the process stops before it ends)", table.qualified)
+                    pending: ChangeEvent | None = None
+                    for rows in copy_rows(conn, table.schema, table.name, names, batch_rows=chunk):
+                        events = []
+                        for values in rows:
+                            if pending is not None:
+                                events.append(pending)
+                            pending = self._chunk_event(state, table, values, lsn,
+                                                        "first" if first_overall else
+                                                        "first_in_data_collection" if first_in_table else "true")
+                            first_overall = first_in_table = False
+                        yield Batch(events)
+                    if pending is not None:
+                        flag = "last" if is_last_table else "last_in_data_collection"
+                        if pending.value["source"]["snapshot"] == "true":
+                            pending.value["source"] = {**pending.value["source"], "snapshot": flag}
+                        yield Batch([pending])
+                    yield Batch([], offset(rest[1:], None))
+                    last_key = None
+                    continue
+                key, types, positions = chunks.key_of(table, None)
+                while True:
+                    select = chunks.chunk_select(table, key, types, condition=None, after=last_key, upto=None,
+                                                 limit=chunk + 1)
+                    rows = [r for batch in copy_select(conn, select, table.qualified, batch_rows=chunk + 1) for r in batch]
+                    more = len(rows) > chunk
+                    rows = rows[:chunk]
+                    events = []
+                    for n, values in enumerate(rows):
+                        flag = "true"
+                        if first_overall:
+                            flag = "first"
+                        elif first_in_table:
+                            flag = "first_in_data_collection"
+                        elif n == len(rows) - 1 and not more:
+                            flag = "last" if is_last_table else "last_in_data_collection"
+                        first_overall = first_in_table = False
+                        events.append(self._chunk_event(state, table, values, lsn, flag))
+                    if rows:
+                        last_key = [rows[-1][i] for i in positions]
+                    yield Batch(events, offset(rest if more else rest[1:], last_key if more else None))
+                    if self._stopping:
+                        return False
+                    if not more:
+                        break
+                last_key = None
+            if snapshot_name:
+                conn.execute("COMMIT")
+        finally:
+            conn.close()
+        self._position = {"lsn": lsn, "txId": None, "ts_usec": time.time_ns() // 1000, "snapshot_completed": True}
+        yield Batch([], dict(self._position))
+        return True
+
+    def _chunk_event(self, state: TableState, table: cat.CatalogTable, values: Sequence[Any], lsn: int,
+                     flag: str) -> ChangeEvent:
+        ts = now_ts()
+        source = source_block(self.prefix, self.settings.dbname, table.schema, table.name, ts_us=ts[1],
+                              snapshot=flag, lsn=lsn)
+        self._chunk_seq += 1
+        return state.envelope.event(OP_READ, None, state.row(values), source, position=(lsn, 0, self._chunk_seq), ts=ts)
+
+    def send_signal(self, type_: str, data: dict[str, Any], id_: str | None = None) -> str:
+        """Write a signal to the configured channel (the signal table first, else the signal file)."""
+        id_ = id_ or sig.new_id()
+        if self.signal_source and self._signals is not None:
+            conn = self.settings.connect()  # its own connection: close() would apply slot.drop.on.stop
+            try:
+                chunks.check_signal_table(conn, self._signals.qualified)
+                chunks.SignalTable(lambda: conn, self._signals.qualified).insert(id_, type_, data)
+            finally:
+                conn.close()
+            return f"signal table {self._signals.qualified}"
+        if self.signal_file is not None:
+            sig.append_to_file(self.signal_file.path, id_, type_, data)
+            return f"signal file {self.signal_file.path}"
+        raise SourceError("no signal channel is configured",
+                          fix="set signal.data.collection (channel 'source') or signal.file with "
+                              "signal.enabled.channels=file")

@@ -1,0 +1,256 @@
+"""Incremental snapshots (DBLog / Debezium), one algorithm for every source.
+
+The source owns the change stream and two callbacks; this module owns the queue of tables,
+the chunk window and its de-duplication, and the progress kept in the offset:
+
+    start_chunk()                                    the source calls it when wants_chunk
+        write_watermark(snapshot-window-open, id)    an insert into the signal table
+        rows = reader.read(task, chunk size)         SELECT ... WHERE key > last ORDER BY key
+        write_watermark(snapshot-window-close, id)
+        buffer = {key: read event}                   held, not emitted
+    the stream, in log order:
+        window-open(id) seen     -> the window opens
+        change to key k, window open -> buffer.pop(k)  (the streamed change is newer)
+        window-close(id) seen    -> emit what is left of the buffer (op r, snapshot=incremental),
+                                    last key := the chunk's last key; next chunk
+A row changed inside its window is therefore emitted once, by the stream, with its latest
+value; no snapshot row follows a newer streamed change of the same key. The progress (tables
+left, each with its last key and upper bound) is in ``state()``; the source puts it in every
+offset, so a restart continues after the last chunk whose window closed before the stored
+offset. Chunks read but not closed are read again; nothing before them is.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
+
+from cdc.core.records import ChangeEvent
+from cdc.core.signals import WINDOW_CLOSE, WINDOW_OPEN, new_id
+
+log = logging.getLogger(__name__)
+
+
+class ChunkError(Exception):
+    """The table cannot be read (SQL error in a condition, no key, gone): it is skipped."""
+
+
+@dataclass
+class TableTask:
+    """One table of an incremental snapshot and how far it got."""
+
+    table: str
+    condition: str | None = None
+    surrogate_key: str | None = None
+    key_columns: list[str] | None = None  # chosen when the table starts
+    max_key: list[Any] | None = None  # upper bound, read when the table starts
+    last_key: list[Any] | None = None  # key of the last row of the last closed chunk
+    started: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"table": self.table, "condition": self.condition, "surrogate_key": self.surrogate_key,
+                "key_columns": self.key_columns, "max_key": self.max_key, "last_key": self.last_key,
+                "started": self.started}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "TableTask":
+        return cls(data["table"], data.get("condition"), data.get("surrogate_key"), data.get("key_columns"),
+                   data.get("max_key"), data.get("last_key"), bool(data.get("started")))
+
+
+class ChunkReader(Protocol):
+    """What a source provides to read its tables in key order."""
+
+    def bounds(self, task: TableTask) -> tuple[list[str], list[Any] | None]:
+        """Key columns and the largest key (None: nothing to read). Raises ChunkError."""
+
+    def read(self, task: TableTask, limit: int) -> list[tuple[list[Any], ChangeEvent]]:
+        """Up to ``limit`` rows with key > task.last_key and <= task.max_key, in key order, each as
+        (key values as stored in the offset, op r event). Raises ChunkError."""
+
+
+def hashable(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(hashable(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, hashable(v)) for k, v in value.items()))
+    return value
+
+
+def event_key(event: ChangeEvent, columns: Sequence[str]) -> tuple[Any, ...] | None:
+    """The de-duplication key of an event: its row's key columns (after, else before, else key)."""
+    value = event.value
+    row = None
+    if value is not None:
+        row = value.get("after") or value.get("before")
+    if row is None:
+        row = event.key
+    if not row:
+        return None
+    return tuple(hashable(row.get(c)) for c in columns)
+
+
+@dataclass
+class Window:
+    chunk_id: str
+    task: TableTask
+    columns: tuple[str, ...]
+    buffer: dict[tuple[Any, ...], ChangeEvent]
+    last_key: list[Any] | None
+    exhausted: bool  # fewer rows than asked: the table is done when this window closes
+    open: bool = False
+    dropped: int = 0  # buffered rows superseded by streamed changes
+
+
+@dataclass
+class IncrementalSnapshot:
+    reader: ChunkReader
+    write_watermark: Callable[[str, str], None]
+    chunk_size: int = 1024
+    tables: list[TableTask] = field(default_factory=list)
+    paused: bool = False
+    snapshot_id: str = ""
+    chunk_no: int = 0
+    window: Window | None = None
+    rows_emitted: int = 0
+    rows_dropped: int = 0
+    on_table_done: Callable[[str], None] | None = None
+
+    # ---- state in the offset --------------------------------------------------------------
+
+    def state(self) -> dict[str, Any] | None:
+        if not self.tables and not self.paused:
+            return None
+        return {"id": self.snapshot_id, "paused": self.paused, "chunk": self.chunk_no,
+                "tables": [t.to_dict() for t in self.tables]}
+
+    def restore(self, state: dict[str, Any] | None) -> None:
+        self.window = None
+        if not state:
+            self.tables, self.paused = [], False
+            return
+        self.snapshot_id = state.get("id") or new_id()
+        self.paused = bool(state.get("paused"))
+        self.chunk_no = int(state.get("chunk") or 0)
+        self.tables = [TableTask.from_dict(t) for t in state.get("tables") or ()]
+        if self.tables:
+            log.info("resuming the incremental snapshot of %s (%s)", ", ".join(t.table for t in self.tables),
+                     f"after key {self.tables[0].last_key}" if self.tables[0].last_key else "from the start")
+
+    @property
+    def active(self) -> bool:
+        return bool(self.tables) or self.paused
+
+    @property
+    def wants_chunk(self) -> bool:
+        return self.window is None and not self.paused and bool(self.tables)
+
+    # ---- signals ----------------------------------------------------------------------------
+
+    def add(self, tasks: Sequence[TableTask]) -> None:
+        """Queue tables; one already queued or running is not added twice."""
+        if not self.tables and not self.paused:
+            self.snapshot_id = new_id()
+            self.chunk_no = 0
+        queued = {t.table for t in self.tables}
+        for task in tasks:
+            if task.table in queued:
+                log.info("incremental snapshot of %s is already queued", task.table)
+                continue
+            self.tables.append(task)
+            queued.add(task.table)
+        log.info("incremental snapshot queue: %s", ", ".join(t.table for t in self.tables))
+
+    def stop(self, tables: Sequence[str] | None) -> None:
+        """Stop the named tables (None: all)."""
+        names = set(tables) if tables is not None else {t.table for t in self.tables}
+        if self.window is not None and self.window.task.table in names:
+            self.window = None
+        stopped = [t.table for t in self.tables if t.table in names]
+        self.tables = [t for t in self.tables if t.table not in names]
+        if not self.tables:
+            self.paused = False
+        log.info("incremental snapshot stopped for %s", ", ".join(stopped) or "nothing (none running)")
+
+    def pause(self) -> None:
+        if self.tables:
+            self.paused = True
+            log.info("incremental snapshot paused")
+        else:
+            log.info("pause-snapshot: no incremental snapshot is running")
+
+    def resume(self) -> None:
+        if self.paused:
+            self.paused = False
+            log.info("incremental snapshot resumed")
+
+    # ---- chunks -----------------------------------------------------------------------------
+
+    def start_chunk(self) -> None:
+        """Open the next chunk's window: watermark, read, watermark. Skips tables that fail."""
+        while self.wants_chunk:
+            task = self.tables[0]
+            try:
+                if not task.started:
+                    task.key_columns, task.max_key = self.reader.bounds(task)
+                    task.started = True
+                    log.info("incremental snapshot of %s started (key %s)", task.table, ", ".join(task.key_columns))
+                if task.max_key is None:
+                    self._finish(task)
+                    continue
+                self.chunk_no += 1
+                chunk_id = f"{self.chunk_no}.{new_id()[:20]}"  # unique across restarts; fits varchar(42)
+                self.write_watermark(WINDOW_OPEN, chunk_id)
+                rows = self.reader.read(task, self.chunk_size)
+                self.write_watermark(WINDOW_CLOSE, chunk_id)
+            except ChunkError as exc:
+                log.error("incremental snapshot of %s skipped: %s", task.table, exc)
+                self.tables.pop(0)
+                continue
+            columns = tuple(task.key_columns or ())
+            buffer: dict[tuple[Any, ...], ChangeEvent] = {}
+            for _, event in rows:
+                buffer[event_key(event, columns)] = event
+            self.window = Window(chunk_id, task, columns, buffer, rows[-1][0] if rows else task.last_key,
+                                 exhausted=len(rows) < self.chunk_size)
+            return
+
+    def _finish(self, task: TableTask) -> None:
+        if self.tables and self.tables[0] is task:
+            self.tables.pop(0)
+        log.info("incremental snapshot of %s done", task.table)
+        if self.on_table_done is not None:
+            self.on_table_done(task.table)
+
+    def observe(self, event: ChangeEvent) -> None:
+        """A streamed change: if the window is open on its table, its key leaves the buffer."""
+        window = self.window
+        if window is None or not window.open or event.table_id != window.task.table:
+            return
+        if window.buffer.pop(event_key(event, window.columns), None) is not None:
+            window.dropped += 1
+
+    @property
+    def window_table(self) -> str | None:
+        window = self.window
+        return window.task.table if window is not None and window.open else None
+
+    def on_watermark(self, kind: str, chunk_id: str) -> list[ChangeEvent]:
+        """A watermark read from the stream; returns the events to emit now (at the close)."""
+        window = self.window
+        if window is None or window.chunk_id != chunk_id:
+            return []  # an earlier run's, or a stopped chunk's
+        if kind == WINDOW_OPEN:
+            window.open = True
+            return []
+        if kind != WINDOW_CLOSE or not window.open:
+            return []
+        self.window = None
+        events = list(window.buffer.values())
+        self.rows_emitted += len(events)
+        self.rows_dropped += window.dropped
+        task = window.task
+        task.last_key = window.last_key
+        if window.exhausted:
+            self._finish(task)
+        return events
