@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from cdc.config import Option
+from cdc.core.signals import SIGNAL_OPTIONS
 
 MYSQL_OPTIONS: tuple[Option, ...] = (
     Option("database.hostname", str, "127.0.0.1", "Host of the MySQL / MariaDB server."),
@@ -49,7 +50,7 @@ MYSQL_OPTIONS: tuple[Option, ...] = (
     Option("retriable.restart.connector.wait.ms", int, 500, "First pause before reconnecting; doubles each attempt."),
     Option("binlog.heartbeat.interval.ms", int, 500, "How often the server sends a heartbeat on an idle binlog, "
            "so the pipeline flushes and stops promptly."),
-)
+) + SIGNAL_OPTIONS
 
 # Debezium's class names for schema history stores -> our plugin names.
 HISTORY_CLASSES = {

@@ -127,11 +127,11 @@ def estimate_rows(conn: pymysql.connections.Connection, database: str, table: st
 
 
 def select_rows(conn: pymysql.connections.Connection, database: str, table: str,
-                batch_rows: int) -> Iterator[list[tuple[Any, ...]]]:
-    """Every row of the table, unbuffered, in batches (columns in table order)."""
+                batch_rows: int, condition: str | None = None) -> Iterator[list[tuple[Any, ...]]]:
+    """Every row of the table (or those of ``condition``), unbuffered, in batches (columns in table order)."""
     cur = conn.cursor(pymysql.cursors.SSCursor)
     try:
-        cur.execute(f"SELECT * FROM {quote(database)}.{quote(table)}")
+        cur.execute(f"SELECT * FROM {quote(database)}.{quote(table)}" + (f" WHERE ({condition})" if condition else ""))
         while True:
             rows = cur.fetchmany(batch_rows)
             if not rows:

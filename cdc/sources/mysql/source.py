@@ -30,15 +30,19 @@ from cdc import registry
 from cdc.config import CORE_OPTIONS, Config, Option
 from cdc.core.envelope import OP_CREATE, OP_DELETE, OP_READ, OP_UPDATE, now_ts
 from cdc.core.errors import SchemaHistoryError, SourceError
+from cdc.core import signals as sig
 from cdc.core.filters import NameFilter, parse_key_columns
+from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.progress import TableProgress
 from cdc.core.records import Batch, ChangeEvent
-from cdc.core.schema import parse_table_id
+from cdc.core.schema import Table, parse_table_id
 from cdc.core.schema_change import SchemaChangeEvents
 from cdc.core.schema_history import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
+from cdc.core.signal_handler import SignalHandler
 from cdc.core.topics import transaction_topic
 from cdc.core.transactions import TransactionTracker
 from cdc.sources.mysql import binlog as bl
+from cdc.sources.mysql import chunks
 from cdc.sources.mysql import snapshot as snap
 from cdc.sources.mysql.config import HISTORY_CLASSES, MYSQL_OPTIONS
 from cdc.sources.mysql.connection import (
@@ -157,6 +161,19 @@ class MySqlSource:
         self.only_captured_databases_ddl: bool = config.get("schema.history.internal.store.only.captured.databases.ddl")
         self.heartbeat_s = max(config.get("binlog.heartbeat.interval.ms"), 1) / 1000
         self.history = open_history(config)
+        # signals and incremental snapshots (cdc.core.signals, cdc.core.incremental)
+        self.signal_table: str | None = config.get("signal.data.collection")
+        channels = config.get("signal.enabled.channels")
+        self.signal_source = "source" in channels and bool(self.signal_table)
+        signal_file = config.get("signal.file")
+        self.signal_file = sig.FileChannel(Path(signal_file)) if "file" in channels and signal_file else None
+        self.resumable: bool = config.get("snapshot.resumable")
+        self._reader = chunks.MySqlChunkReader(self)
+        self._signals = chunks.SignalWriter(self._reader.connection, self.signal_table) if self.signal_table else None
+        self._incr = IncrementalSnapshot(self._reader, self._write_watermark, config.get("incremental.snapshot.chunk.size"))
+        self._signal_handler = SignalHandler(self._incr, captured_keys=self._captured_keys,
+                                             watermarks_writable=self.signal_source)
+        self._last_file_poll = 0.0
         self.info: ServerInfo | None = None
         self._conn: pymysql.connections.Connection | None = None
         self._stream: Any = None
@@ -184,6 +201,7 @@ class MySqlSource:
         if self._conn is not None and self._conn.open:
             self._conn.close()
         self._conn = None
+        self._reader.close()
         self.history.close()
 
     def stream(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
@@ -209,6 +227,131 @@ class MySqlSource:
         state = self._state(database, table)
         assert state is not None
         return state.envelope.row_schema
+
+    # ---- signals and incremental snapshots ---------------------------------------------------
+
+    def table_model(self, database: str, table: str) -> Table | None:
+        if not self.captured(database, table) or f"{database}.{table}" == self.signal_table or self._schema is None:
+            return None
+        return self._schema.table(database, table)
+
+    def table_state(self, database: str, table: str) -> TableState | None:
+        return self._state(database, table)
+
+    def incremental_source_block(self, database: str, table: str, ts_ms: int) -> dict[str, Any]:
+        """The source block of rows read by an incremental snapshot: the stream's position."""
+        position = self._position or {}
+        return source_block(self.flavor, self.prefix, database, table, ts_ms=ts_ms,
+                            server_id=int(position.get("server_id") or (self.info.server_id if self.info else 0)),
+                            file=str(position.get("file") or ""), pos=int(position.get("pos") or 0),
+                            snapshot="incremental")
+
+    def _captured_keys(self) -> dict[str, bool]:
+        if self._schema is None:
+            return {}
+        return {f"{t.id.catalog}.{t.id.table}": bool(t.primary_key) for t in self._schema.tables()
+                if self.table_model(t.id.catalog or "", t.id.table) is not None}
+
+    def _write_watermark(self, kind: str, chunk_id: str) -> None:
+        if self._signals is None or not self.signal_source:
+            raise ChunkError("incremental snapshots need the signal table (signal.data.collection, channel "
+                             "'source') to write their watermarks")
+        self._signals.watermark(kind, chunk_id)
+
+    def _chunked_snapshot_possible(self) -> bool:
+        if not self.signal_source:
+            log.warning("snapshot.resumable needs the signal table (signal.data.collection) for the watermarks of "
+                        "its chunks: taking the classic snapshot")
+            return False
+        return True
+
+    def _queue_initial_snapshot(self) -> None:
+        """snapshot.resumable: the rows of the first snapshot are read as an incremental snapshot of every
+        captured table, in key chunks with the progress in the offset; tables without a key are read whole."""
+        keys = self._captured_keys()
+        keyed = sorted(name for name, has_key in keys.items() if has_key)
+        keyless = sorted(name for name, has_key in keys.items() if not has_key)
+        if keyless:
+            log.warning("snapshot.resumable: %s %s no primary key: read whole, not in resumable chunks",
+                        ", ".join(keyless), "has" if len(keyless) == 1 else "have")
+            self._signal_handler.blocking.append({"tables": keyless, "conditions": {}})
+        if keyed:
+            from cdc.core.incremental import TableTask
+
+            self._incr.add([TableTask(name) for name in keyed])
+
+    def send_signal(self, type_: str, data: dict[str, Any], id_: str | None = None) -> str:
+        """Write a signal to the configured channel (the signal table first, else the signal file)."""
+        id_ = id_ or sig.new_id()
+        if self.signal_source and self.signal_table:
+            conn = self.settings.connect()
+            try:
+                chunks.check_signal_table(conn, self.signal_table)
+                chunks.insert_signal(conn, self.signal_table, id_, type_, data)
+            except pymysql.MySQLError as exc:
+                raise translate(exc, self.settings, "writing the signal") from None
+            finally:
+                conn.close()
+            return f"signal table {self.signal_table}"
+        if self.signal_file is not None:
+            sig.append_to_file(self.signal_file.path, id_, type_, data)
+            return f"signal file {self.signal_file.path}"
+        raise SourceError("no signal channel is configured",
+                          fix="set signal.data.collection (channel 'source') or signal.file with "
+                              "signal.enabled.channels=file")
+
+    def _offset(self, position: dict[str, Any]) -> dict[str, Any]:
+        """An offset to hand out: the binlog position plus what signals must keep across a restart."""
+        offset = dict(position)
+        self._signal_handler.state(offset)
+        if self.signal_file is not None and self.signal_file.position:
+            offset["signal_file_pos"] = self.signal_file.position
+        return offset
+
+    def _between_transactions(self, events: list[ChangeEvent]) -> Iterator[Batch]:
+        """Signals from the file, blocking snapshots and the next incremental chunk run here, where the
+        stream stands between two transactions."""
+        position = (position_key(str(self._position.get("file") or ""), 0)[0], int(self._position.get("pos") or 0))
+        if self.signal_file is not None and time.monotonic() - self._last_file_poll >= 0.2:
+            self._last_file_poll = time.monotonic()
+            for signal in self.signal_file.poll():
+                self._signal_handler.on_signal(signal, events, position)
+        if self._signal_handler.blocking and self._incr.window is None:
+            if events:
+                yield Batch(list(events), self._offset(self._position))
+                events.clear()
+            yield from self._blocking_snapshots()
+        if self._incr.wants_chunk:
+            self._incr.start_chunk()
+
+    def _blocking_snapshots(self) -> Iterator[Batch]:
+        """Streaming waits while the requested tables are read whole; then it goes on from where it was."""
+        handler = self._signal_handler
+        fetch = self.config.get("snapshot.fetch.size")
+        while handler.blocking:
+            request = handler.blocking[0]
+            conn = self.settings.connect()
+            try:
+                for name in request["tables"]:
+                    database, _, table = name.partition(".")
+                    state = self._state(database, table) if self.table_model(database, table) else None
+                    if state is None:
+                        log.error("blocking snapshot: table %s is no longer captured; skipped", name)
+                        continue
+                    condition = (request.get("conditions") or {}).get(name)
+                    log.info("blocking snapshot of %s%s (streaming paused)", name, f" where {condition}" if condition else "")
+                    try:
+                        for rows in snap.select_rows(conn, database, table, fetch, condition):
+                            ts = now_ts()
+                            source = {**self.incremental_source_block(database, table, ts[0]), "snapshot": "true"}
+                            yield Batch([state.envelope.event(OP_READ, None, state.row(values), source, ts=ts)
+                                         for values in rows])
+                    except SourceError as exc:
+                        log.error("blocking snapshot of %s failed: %s; skipped", name, exc)
+            finally:
+                conn.close()
+            handler.blocking.pop(0)
+            yield Batch([], self._offset(self._position))
 
     # ---- helpers ----------------------------------------------------------------------------
 
@@ -243,6 +386,9 @@ class MySqlSource:
         self.info = server_checks(conn, self.settings)
         self._source_schema = source_schema(self.flavor)
         self._schema_events = SchemaChangeEvents(self.prefix, self.flavor, self._source_schema)
+        if self.signal_source:
+            assert self.signal_table is not None
+            chunks.check_signal_table(conn, self.signal_table)
         mode = self.snapshot_mode
         if offset is not None and offset.get("snapshot_only"):
             if mode == "initial_only":
@@ -265,11 +411,14 @@ class MySqlSource:
             log.warning("%s; taking a new snapshot (snapshot.mode=when_needed)", message)
             offset = None
         if offset is None and mode in ("initial", "initial_only", "when_needed", "no_data", "always", "recovery"):
-            yield from self._snapshot(with_data=mode not in ("no_data", "recovery"), final=mode == "initial_only")
+            with_data = mode not in ("no_data", "recovery")
+            chunked = with_data and self.resumable and mode != "initial_only" and self._chunked_snapshot_possible()
+            yield from self._snapshot(with_data=with_data and not chunked, final=mode == "initial_only",
+                                      chunked=chunked)
             if mode == "initial_only":
                 return
             assert self._position is not None
-            offset = self._position
+            offset = self._offset(self._position)
         elif offset is None:  # never: the whole binlog that is left, schema from its DDL alone
             first = binlog_files(conn)[0]
             log.warning("snapshot.mode=never: reading from the oldest binlog %s; tables created before it are unknown",
@@ -314,7 +463,8 @@ class MySqlSource:
         if self._history_max is None or key > self._history_max:
             self._history_max = key
 
-    def _snapshot(self, *, with_data: bool, final: bool, at: dict[str, Any] | None = None) -> Iterator[Batch]:
+    def _snapshot(self, *, with_data: bool, final: bool, at: dict[str, Any] | None = None,
+                  chunked: bool = False) -> Iterator[Batch]:
         info = self.info
         assert info is not None
         conn = with_retries(self.settings, "connecting for the snapshot", self.settings.connect, lambda: self._stopping)
@@ -365,7 +515,9 @@ class MySqlSource:
                           **({"snapshot_only": True} if final else {})}
         if last is not None:
             last.value["source"] = {**last.value["source"], "snapshot": "last"}
-        yield Batch([last] if last is not None else [], dict(self._position), caught_up=final)
+        if chunked:  # the rows come in chunks while streaming; the queue is in this very offset
+            self._queue_initial_snapshot()
+        yield Batch([last] if last is not None else [], self._offset(self._position), caught_up=final)
 
     def _captured_tables(self, conn: pymysql.connections.Connection) -> list[tuple[str, str]]:
         with conn.cursor() as cur:
@@ -458,6 +610,10 @@ class MySqlSource:
         max_batch = self.max_batch
         attempts = 0
         gtids = DeliveredGtids(info.mariadb, offset.get("gtids"))
+        self._signal_handler.restore(offset)
+        if self.signal_file is not None:
+            self.signal_file.position = int(offset.get("signal_file_pos") or 0)
+        incr = self._incr
 
         def resume_point() -> tuple[str, int, int]:
             """Where to reopen the stream so that the next event is the first not yet read."""
@@ -498,8 +654,10 @@ class MySqlSource:
                 continue
             kind = type(event)
             if kind is bl.HeartbeatLogEvent:
+                if not tx.active:
+                    yield from self._between_transactions(events)
                 if events or not tx.active:
-                    yield Batch(events, None if tx.active else dict(self._position), caught_up=not tx.active)
+                    yield Batch(events, None if tx.active else self._offset(self._position), caught_up=not tx.active)
                     events = []
                     last_handover = time.monotonic()
                 if self._stopping:
@@ -534,15 +692,18 @@ class MySqlSource:
                 else:
                     self._ddl(event, file, tx, events, gtids)
                     skip_events = skip_rows = 0
-                yield Batch(events, dict(self._position))
+                yield from self._between_transactions(events)
+                yield Batch(events, self._offset(self._position))
                 events = []
                 last_handover = time.monotonic()
                 continue
             if kind is bl.XidEvent:
                 self._commit(event, file, tx, events, gtids)
                 skip_events = skip_rows = 0
+                if incr.active or self._signal_handler.blocking or self.signal_file is not None:
+                    yield from self._between_transactions(events)
                 if events or time.monotonic() - last_handover >= 1.0:
-                    yield Batch(events, dict(self._position))
+                    yield Batch(events, self._offset(self._position))
                     events = []
                     last_handover = time.monotonic()
                 continue
@@ -553,18 +714,33 @@ class MySqlSource:
             if tx.row_events <= skip_events:
                 continue  # delivered before the restart
             database, table = event.schema, event.table
+            if self.signal_table is not None and f"{database}.{table}" == self.signal_table:
+                if kind is bl.WriteRowsEvent:
+                    self._signal_rows(event, events, (position_key(tx.file, 0)[0], tx.pos, tx.row_events))
+                continue
             if not self.captured(database, table):
                 continue
             first_row = skip_rows if tx.row_events == skip_events + 1 else 0
+            first = len(events)
             self._row_events(event, file, tx, events, first_row)
+            window = incr.window
+            if window is not None and window.open and window.task.table == f"{database}.{table}":
+                for change in events[first:]:
+                    incr.observe(change)
             if len(events) >= max_batch:
-                yield Batch(events, {**self._position, "file": tx.file, "pos": tx.pos, "event": tx.row_events, "row": 0})
+                yield Batch(events, self._offset({**self._position, "file": tx.file, "pos": tx.pos,
+                                                  "event": tx.row_events, "row": 0}))
                 events = []
                 last_handover = time.monotonic()
 
+    def _signal_rows(self, event: Any, events: list[ChangeEvent], position: tuple[int, ...]) -> None:
+        for index, image in enumerate(event.rows):
+            row = {str(k): v for k, v in image["values"].items()}
+            self._signal_handler.on_row(row, events, (*position, index), str(self.signal_table))
+
     def _name_columns(self, stream: Any, event: Any) -> None:
         """Name the binlog's columns from our schema at this position (the binlog may not name them)."""
-        if not self.captured(event.schema, event.table):
+        if not self.captured(event.schema, event.table) and f"{event.schema}.{event.table}" != self.signal_table:
             return
         state = self._state(event.schema, event.table)
         mapped = stream.table_map.get(event.table_id)

@@ -39,7 +39,8 @@ from cdc.core.envelope import OP_CREATE, OP_DELETE, OP_MESSAGE, OP_READ, OP_UPDA
 from cdc.core.errors import CdcError, SourceError
 from cdc.core import signals as sig
 from cdc.core.filters import NameFilter, parse_key_columns
-from cdc.core.incremental import ChunkError, IncrementalSnapshot, TableTask
+from cdc.core.incremental import ChunkError, IncrementalSnapshot
+from cdc.core.signal_handler import SignalHandler
 from cdc.core.progress import TableProgress
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.topics import heartbeat_topic, sanitize_topic, transaction_topic
@@ -129,7 +130,8 @@ class PostgresSource:
         self._signals = chunks.SignalTable(self._catalog_conn, self.signal_table) if self.signal_table else None
         self._reader = chunks.PgChunkReader(self)
         self._incr = IncrementalSnapshot(self._reader, self._write_watermark, config.get("incremental.snapshot.chunk.size"))
-        self._blocking: list[dict[str, Any]] = []  # pending blocking snapshots: {"tables", "conditions"}
+        self._signal_handler = SignalHandler(self._incr, captured_keys=self._captured_keys,
+                                             watermarks_writable=self.signal_source)
         self._captured: dict[str, cat.CatalogTable] = {}
         self._signal_relid: int | None = None
         self._signal_columns: list[str] = []
@@ -470,8 +472,7 @@ class PostgresSource:
         self._stream = stream
         self._relations.clear()
         incr = self._incr
-        incr.restore(resume.get("incremental"))
-        self._blocking = [dict(b) for b in resume.get("blocking") or ()]
+        self._signal_handler.restore(resume)
         if self.signal_file is not None:
             self.signal_file.position = int(resume.get("signal_file_pos") or 0)
         extras = self._offset_extras
@@ -510,7 +511,7 @@ class PostgresSource:
                     self._last_file_poll = time.monotonic()
                     for signal in self.signal_file.poll():
                         self._on_signal(signal, events, (final_lsn, last_change or 0))
-                if self._blocking and not in_tx and incr.window is None:  # not inside a chunk's window
+                if self._signal_handler.blocking and not in_tx and incr.window is None:  # not inside a chunk's window
                     if events:
                         yield self._handover(events, offset_here(None))
                         events = []
@@ -670,11 +671,7 @@ class PostgresSource:
     # ---- signals and incremental snapshots ---------------------------------------------------
 
     def _offset_extras(self, position: dict[str, Any]) -> None:
-        state = self._incr.state()
-        if state is not None:
-            position["incremental"] = state
-        if self._blocking:
-            position["blocking"] = [dict(b) for b in self._blocking]
+        self._signal_handler.state(position)
         if self.signal_file is not None and self.signal_file.position:
             position["signal_file_pos"] = self.signal_file.position
 
@@ -696,70 +693,19 @@ class PostgresSource:
                           and t.qualified != self.signal_table}
 
     def _on_signal_row(self, values: Sequence[Any], events: list[ChangeEvent], position: tuple[int, int]) -> None:
-        row = dict(zip(self._signal_columns, values))
-        try:
-            signal = sig.parse_signal(row.get("id"), row.get("type"), row.get("data"), "source")
-        except sig.SignalError as exc:
-            log.warning("skipping malformed signal %r in %s: %s", row.get("id"), self.signal_table, exc)
-            return
-        self._on_signal(signal, events, position)
+        self._signal_handler.on_row(dict(zip(self._signal_columns, values)), events, position, str(self.signal_table))
 
     def _on_signal(self, signal: sig.Signal, events: list[ChangeEvent], position: tuple[int, int]) -> None:
-        """Act on one signal; a malformed one is logged with the reason and skipped."""
-        try:
-            if signal.type in sig.WATERMARKS:
-                chunk_id = signal.id.rsplit("-", 1)[0]
-                out = self._incr.on_watermark(signal.type, chunk_id)
-                for index, event in enumerate(out):
-                    event.position = (*position, index)
-                events.extend(out)
-                return
-            log.info("signal %r (%s) from channel %s: %s", signal.id, signal.type, signal.channel, signal.data)
-            if signal.type == sig.EXECUTE_SNAPSHOT:
-                self._execute_snapshot(signal)
-            elif signal.type == sig.STOP_SNAPSHOT:
-                patterns = sig.stop_patterns(signal)
-                queued = [t.table for t in self._incr.tables]
-                self._incr.stop(sig.matching(patterns, queued) if patterns else None)
-            elif signal.type == sig.PAUSE_SNAPSHOT:
-                self._incr.pause()
-            elif signal.type == sig.RESUME_SNAPSHOT:
-                self._incr.resume()
-            elif signal.type == sig.LOG:
-                log.info("signal log: %s", signal.data.get("message", signal.data))
-        except sig.SignalError as exc:
-            log.warning("skipping malformed signal %r (%s): %s", signal.id, signal.type, exc)
+        self._signal_handler.on_signal(signal, events, position)
 
-    def _execute_snapshot(self, signal: sig.Signal) -> None:
-        request = sig.parse_snapshot_request(signal)
+    def _captured_keys(self) -> dict[str, bool]:
         self._refresh_captured()
-        names = sig.matching(request.patterns, list(self._captured))
-        unmatched = [p for p in request.patterns if not sig.matching((p,), list(self._captured))]
-        for pattern in unmatched:
-            log.warning("execute-snapshot %r: %r matches no captured table (it does not exist, or "
-                        "table.include.list / the publication leave it out); skipped", signal.id, pattern)
-        if request.kind == "blocking":
-            if names:
-                self._blocking.append({"tables": names, "conditions": {n: request.condition_for(n) for n in names}})
-            return
-        if not self.signal_source:
-            raise sig.SignalError("an incremental snapshot needs the signal table (signal.data.collection and "
-                                  "channel 'source') for its watermarks; use type 'blocking' or configure it")
-        tasks: list[TableTask] = []
-        for name in names:
-            table = self._captured[name]
-            if not table.primary_key and not request.surrogate_key:
-                log.error("execute-snapshot %r: table %s has no primary key, so it cannot be read in chunks; "
-                          "skipped (give \"surrogate-key\": \"<unique column>\" in the signal's data)", signal.id, name)
-                continue
-            tasks.append(TableTask(name, request.condition_for(name), request.surrogate_key))
-        if tasks:
-            self._incr.add(tasks)
+        return {name: bool(table.primary_key) for name, table in self._captured.items()}
 
     def _blocking_snapshots(self) -> Iterator[Batch]:
         """Streaming waits while the requested tables are read whole; then it goes on from where it was."""
-        while self._blocking:
-            request = self._blocking[0]
+        while self._signal_handler.blocking:
+            request = self._signal_handler.blocking[0]
             conn = self.settings.connect()
             try:
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -794,7 +740,7 @@ class PostgresSource:
                 conn.execute("COMMIT")
             finally:
                 conn.close()
-            self._blocking.pop(0)
+            self._signal_handler.blocking.pop(0)
 
     # ---- resumable initial snapshot -----------------------------------------------------------
 

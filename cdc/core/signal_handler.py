@@ -1,0 +1,111 @@
+"""What a source does with a signal, the same for every source.
+
+The source hands each signal it reads (from its signal table in the change stream, or from the
+file channel) to :meth:`SignalHandler.on_signal`; watermarks drive the incremental snapshot's
+window, ``execute-snapshot`` queues tables (incremental) or blocking reads, ``stop`` /
+``pause`` / ``resume`` act on the queue, ``log`` logs. A malformed signal, or one naming tables
+that are not captured, is logged with the reason and skipped: a signal never stops the stream.
+Blocking requests wait in :attr:`blocking` until the source runs them between transactions.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+from cdc.core import signals as sig
+from cdc.core.incremental import IncrementalSnapshot, TableTask
+from cdc.core.records import ChangeEvent
+
+log = logging.getLogger(__name__)
+
+
+class SignalHandler:
+    def __init__(
+        self,
+        incremental: IncrementalSnapshot,
+        *,
+        captured_keys: Callable[[], dict[str, bool]],
+        watermarks_writable: bool,
+    ) -> None:
+        """``captured_keys()`` reads the captured tables now: {qualified name: has a primary key}."""
+        self.incremental = incremental
+        self.captured_keys = captured_keys
+        self.watermarks_writable = watermarks_writable
+        self.blocking: list[dict[str, Any]] = []  # {"tables": [...], "conditions": {table: sql}}
+
+    # ---- offsets ------------------------------------------------------------------------------
+
+    def state(self, position: dict[str, Any]) -> None:
+        """Put what must survive a restart into an offset."""
+        incremental = self.incremental.state()
+        if incremental is not None:
+            position["incremental"] = incremental
+        if self.blocking:
+            position["blocking"] = [dict(b) for b in self.blocking]
+
+    def restore(self, offset: dict[str, Any]) -> None:
+        self.incremental.restore(offset.get("incremental"))
+        self.blocking = [dict(b) for b in offset.get("blocking") or ()]
+
+    # ---- signals ------------------------------------------------------------------------------
+
+    def on_row(self, row: dict[str, Any], events: list[ChangeEvent], position: tuple[int, ...], where: str) -> None:
+        """A row inserted into the signal table (columns id, type, data)."""
+        try:
+            signal = sig.parse_signal(row.get("id"), row.get("type"), row.get("data"), "source")
+        except sig.SignalError as exc:
+            log.warning("skipping malformed signal %r in %s: %s", row.get("id"), where, exc)
+            return
+        self.on_signal(signal, events, position)
+
+    def on_signal(self, signal: sig.Signal, events: list[ChangeEvent], position: tuple[int, ...]) -> None:
+        """Act on one signal; events to emit now (a closed window's rows) are appended to ``events``."""
+        incremental = self.incremental
+        try:
+            if signal.type in sig.WATERMARKS:
+                chunk_id = signal.id.rsplit("-", 1)[0]
+                out = incremental.on_watermark(signal.type, chunk_id)
+                for index, event in enumerate(out):
+                    event.position = (*position, index)
+                events.extend(out)
+                return
+            log.info("signal %r (%s) from channel %s: %s", signal.id, signal.type, signal.channel, signal.data)
+            if signal.type == sig.EXECUTE_SNAPSHOT:
+                self._execute_snapshot(signal)
+            elif signal.type == sig.STOP_SNAPSHOT:
+                patterns = sig.stop_patterns(signal)
+                queued = [t.table for t in incremental.tables]
+                incremental.stop(sig.matching(patterns, queued) if patterns else None)
+            elif signal.type == sig.PAUSE_SNAPSHOT:
+                incremental.pause()
+            elif signal.type == sig.RESUME_SNAPSHOT:
+                incremental.resume()
+            elif signal.type == sig.LOG:
+                log.info("signal log: %s", signal.data.get("message", signal.data))
+        except sig.SignalError as exc:
+            log.warning("skipping malformed signal %r (%s): %s", signal.id, signal.type, exc)
+
+    def _execute_snapshot(self, signal: sig.Signal) -> None:
+        request = sig.parse_snapshot_request(signal)
+        captured = self.captured_keys()
+        names = sig.matching(request.patterns, list(captured))
+        for pattern in request.patterns:
+            if not sig.matching((pattern,), list(captured)):
+                log.warning("execute-snapshot %r: %r matches no captured table (it does not exist, or the "
+                            "filters leave it out); skipped", signal.id, pattern)
+        if request.kind == "blocking":
+            if names:
+                self.blocking.append({"tables": names, "conditions": {n: request.condition_for(n) for n in names}})
+            return
+        if not self.watermarks_writable:
+            raise sig.SignalError("an incremental snapshot needs the signal table (signal.data.collection and "
+                                  "channel 'source') for its watermarks; use type 'blocking' or configure it")
+        tasks: list[TableTask] = []
+        for name in names:
+            if not captured[name] and not request.surrogate_key:
+                log.error("execute-snapshot %r: table %s has no primary key, so it cannot be read in chunks; "
+                          "skipped (give \"surrogate-key\": \"<unique column>\" in the signal's data)", signal.id, name)
+                continue
+            tasks.append(TableTask(name, request.condition_for(name), request.surrogate_key))
+        if tasks:
+            self.incremental.add(tasks)
