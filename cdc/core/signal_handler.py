@@ -10,7 +10,8 @@ Blocking requests wait in :attr:`blocking` until the source runs them between tr
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+import time
+from typing import Any, Callable, Sequence
 
 from cdc.core import signals as sig
 from cdc.core.incremental import IncrementalSnapshot, TableTask
@@ -26,12 +27,38 @@ class SignalHandler:
         *,
         captured_keys: Callable[[], dict[str, bool]],
         watermarks_writable: bool,
+        channels: Sequence[sig.PolledChannel] = (),
     ) -> None:
-        """``captured_keys()`` reads the captured tables now: {qualified name: has a primary key}."""
+        """``captured_keys()`` reads the captured tables now: {qualified name: has a primary key};
+        ``channels`` are the file / Kafka channels, polled between transactions."""
         self.incremental = incremental
         self.captured_keys = captured_keys
         self.watermarks_writable = watermarks_writable
+        self.channels = list(channels)
         self.blocking: list[dict[str, Any]] = []  # {"tables": [...], "conditions": {table: sql}}
+        self._last_poll = 0.0
+
+    # ---- channels other than the signal table -------------------------------------------------
+
+    def poll_channels(self, events: list[ChangeEvent], position: tuple[int, ...]) -> None:
+        """Read the file / Kafka channels (at most every 200 ms) and act on what they hold."""
+        if not self.channels or time.monotonic() - self._last_poll < 0.2:
+            return
+        self._last_poll = time.monotonic()
+        for channel in self.channels:
+            for signal in channel.poll():
+                self.on_signal(signal, events, position)
+
+    def send(self, id_: str, type_: str, data: dict[str, Any]) -> str:
+        """Write a signal to the first polled channel; where it went."""
+        if not self.channels:
+            raise sig.SignalError("no signal channel is configured: set signal.data.collection (channel 'source'), "
+                                  "signal.file (channel 'file') or signal.kafka.topic (channel 'kafka')")
+        return self.channels[0].send(id_, type_, data)
+
+    def close(self) -> None:
+        for channel in self.channels:
+            channel.close()
 
     # ---- offsets ------------------------------------------------------------------------------
 
@@ -42,10 +69,15 @@ class SignalHandler:
             position["incremental"] = incremental
         if self.blocking:
             position["blocking"] = [dict(b) for b in self.blocking]
+        for channel in self.channels:
+            if channel.position:
+                position[channel.offset_key] = channel.position
 
     def restore(self, offset: dict[str, Any]) -> None:
         self.incremental.restore(offset.get("incremental"))
         self.blocking = [dict(b) for b in offset.get("blocking") or ()]
+        for channel in self.channels:
+            channel.position = int(offset.get(channel.offset_key) or 0)
 
     # ---- signals ------------------------------------------------------------------------------
 

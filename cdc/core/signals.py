@@ -7,6 +7,8 @@ named by ``signal.enabled.channels``:
              change stream itself, so a signal is ordered with the data around it
     file     ``signal.file``: one JSON object a line ({"id", "type", "data"}); the byte position
              read so far lives in the offset, so a line is acted on once
+    kafka    ``signal.kafka.topic``: messages keyed by the pipeline's ``topic.prefix``, value
+             {"type", "data"} (Debezium's Kafka channel); the next offset to read lives in ours
 
 Types: ``execute-snapshot`` (``type`` incremental | blocking, ``data-collections`` regular
 expressions, ``additional-conditions`` [{data-collection, filter}]), ``stop-snapshot``,
@@ -23,9 +25,10 @@ import re
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from cdc.config import Option
+from cdc.config import Config, Option
+from cdc.core.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +43,7 @@ WINDOW_CLOSE = "snapshot-window-close"
 SIGNAL_TYPES = (EXECUTE_SNAPSHOT, STOP_SNAPSHOT, PAUSE_SNAPSHOT, RESUME_SNAPSHOT, LOG)
 WATERMARKS = (WINDOW_OPEN, WINDOW_CLOSE)
 SNAPSHOT_TYPES = ("incremental", "blocking")
-CHANNELS = ("source", "file")
+CHANNELS = ("source", "file", "kafka")
 
 
 def _channels(value: list[str]) -> str | None:
@@ -58,6 +61,9 @@ SIGNAL_OPTIONS: tuple[Option, ...] = (
     Option("signal.data.collection", str, None,
            "Signal table 'schema.table' with columns id, type, data; needed for incremental snapshots (watermarks)."),
     Option("signal.file", str, None, "File of signals, one JSON object {id, type, data} a line (channel 'file')."),
+    Option("signal.kafka.topic", str, None, "Topic of signals (channel 'kafka'): key = topic.prefix, value {type, data}; "
+           "one partition."),
+    Option("signal.kafka.bootstrap.servers", str, None, "Brokers of the signal topic (default: kafka.bootstrap.servers)."),
     Option("incremental.snapshot.chunk.size", int, 1024, "Rows read per chunk of an incremental snapshot.",
            validator=_positive),
     Option("snapshot.resumable", bool, False,
@@ -180,12 +186,46 @@ def new_id() -> str:
 
 # ---- file channel -----------------------------------------------------------------------------
 
+class PolledChannel(Protocol):
+    """A channel read between transactions; ``position`` (stored in the offset under ``offset_key``)
+    says how far it was read, so a signal is acted on once."""
+
+    offset_key: str
+    position: int
+
+    def poll(self) -> list[Signal]: ...
+
+    def send(self, id_: str, type_: str, data: dict[str, Any]) -> str: ...
+
+    def close(self) -> None: ...
+
+
+def polled_channels(config: Config) -> list[PolledChannel]:
+    """The file and Kafka channels that ``signal.enabled.channels`` names."""
+    channels = config.get("signal.enabled.channels") or []
+    out: list[PolledChannel] = []
+    if "file" in channels:
+        if config.get("signal.file"):
+            out.append(FileChannel(Path(config.get("signal.file"))))
+        else:
+            log.warning("signal.enabled.channels names 'file' but signal.file is not set: no file signals")
+    if "kafka" in channels:
+        if not config.get("signal.kafka.topic"):
+            raise ConfigError("signal.enabled.channels names 'kafka' but signal.kafka.topic is not set",
+                              fix="set signal.kafka.topic (and kafka.bootstrap.servers), or drop 'kafka' from the channels")
+        from cdc.sinks.kafka_signals import KafkaChannel  # needs confluent-kafka
+
+        out.append(KafkaChannel(config))
+    return out
+
+
 @dataclass
 class FileChannel:
     """Reads whole new lines of ``path`` from ``position`` (bytes); each is one signal."""
 
     path: Path
     position: int = 0
+    offset_key: str = "signal_file_pos"
     _warned: bool = field(default=False, repr=False)
 
     def poll(self) -> list[Signal]:
@@ -217,6 +257,14 @@ class FileChannel:
             except (ValueError, SignalError) as exc:
                 log.warning("skipping malformed signal in %s: %s: %r", self.path, exc, line[:200])
         return signals
+
+
+    def send(self, id_: str, type_: str, data: dict[str, Any]) -> str:
+        append_to_file(self.path, id_, type_, data)
+        return f"signal file {self.path}"
+
+    def close(self) -> None:
+        pass
 
 
 def append_to_file(path: str | Path, id_: str, type_: str, data: dict[str, Any]) -> None:

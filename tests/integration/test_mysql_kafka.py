@@ -71,3 +71,42 @@ def test_schema_history_in_kafka_survives_a_restart(mysql_server: dict[str, Any]
     assert [json.loads(m.value())["payload"]["after"] for m in first] == [{"id": 1, "a": "x"},
                                                                           {"b": 5, "id": 2, "a": "y"}]
     assert json.loads(every[2].value())["payload"]["after"] == {"b": 6, "id": 3, "a": "z"}
+
+
+def test_signals_through_a_kafka_topic(mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path,
+                                       kafka_bootstrap: str, topic_prefix: str) -> None:
+    """Debezium's Kafka signal channel: key = topic.prefix, value {type, data}; another pipeline's
+    signals (another key) and a malformed one are left alone; the position is kept in the offset."""
+    from confluent_kafka import Producer
+
+    from tests.integration.test_mysql_incremental import SIGNALS
+    from tests.integration.test_mysql_stream import pipeline
+
+    db = mysql_db["db"]
+    sql(mysql_server, db, SIGNALS, "CREATE TABLE t (id int PRIMARY KEY)", "INSERT INTO t SELECT seq FROM seq_1_to_200")
+    topic = f"{topic_prefix}.signals"
+    from confluent_kafka.admin import NewTopic
+
+    from tests.integration.kafka_fixtures import kafka_admin
+
+    admin = kafka_admin(kafka_bootstrap)  # kept alive until the topic exists
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    producer.produce(topic, key=b"someone-else", value=json.dumps(
+        {"type": "execute-snapshot", "data": {"data-collections": [f"{db}.t"]}}).encode())
+    producer.produce(topic, key=b"dbz", value=b"not json")
+    producer.flush(30)
+    props = {"snapshot.mode": "no_data", "signal.enabled.channels": "source,kafka", "signal.kafka.topic": topic,
+             "kafka.bootstrap.servers": kafka_bootstrap, "signal.data.collection": f"{db}.debezium_signal"}
+    with pipeline(mysql_db, tmp_path, **props) as p:
+        p.wait_ready()
+        producer.produce(topic, key=b"dbz", value=json.dumps(
+            {"type": "execute-snapshot", "data": {"data-collections": [f"{db}.t"], "additional-conditions": [
+                {"data-collection": f"{db}.t", "filter": "id <= 50"}]}}).encode())
+        producer.flush(30)
+        got = p.wait_count(50, topic=f"dbz.{db}.t", timeout=60)
+        sql(mysql_server, db, "INSERT INTO t VALUES (1000)")
+        got = p.wait_count(51, topic=f"dbz.{db}.t", timeout=30)
+    assert sorted(r["value"]["payload"]["after"]["id"] for r in got[:50]) == list(range(1, 51))
+    assert {r["value"]["payload"]["source"]["snapshot"] for r in got[:50]} == {"incremental"}
+    assert json.loads((tmp_path / "offsets.json").read_text())["offsets"]["test"]["signal_kafka_pos"] == 3

@@ -145,7 +145,7 @@ def test_additional_conditions_queueing_and_bad_signals(pg_db: dict[str, str], t
     sql(pg_db, SIGNALS, "CREATE TABLE p (id int PRIMARY KEY, color text)",
         "INSERT INTO p SELECT g, CASE WHEN g % 3 = 0 THEN 'blue' ELSE 'red' END FROM generate_series(1, 3000) g",
         "CREATE TABLE q (id int PRIMARY KEY)", "INSERT INTO q SELECT generate_series(1, 500)",
-        "CREATE TABLE nopk (x int)", "INSERT INTO nopk VALUES (1)")
+        "CREATE TABLE nopk (x int)", "INSERT INTO nopk VALUES (1)", "CREATE TABLE qq (id int PRIMARY KEY)")
     caplog.set_level(logging.INFO)
     with Pipeline(props(pg_db), tmp_path / "o.json") as p:
         p.wait_ready()
@@ -154,8 +154,9 @@ def test_additional_conditions_queueing_and_bad_signals(pg_db: dict[str, str], t
         signal(pg_db, "execute-snapshot", {"type": "incremental"}, "no-collections")
         signal(pg_db, "execute-snapshot", {"data-collections": ["public.nope"]}, "unknown-table")
         signal(pg_db, "execute-snapshot", {"data-collections": ["public.nopk"]}, "no-pk")
-        signal(pg_db, "execute-snapshot", {"data-collections": ["public.q"], "additional-conditions": [
-            {"data-collection": "public.q", "filter": "no_such_column > 1"}]}, "sql-error")
+        # (another table: a request for a table already queued is dropped, see the next one)
+        signal(pg_db, "execute-snapshot", {"data-collections": ["public.qq"], "additional-conditions": [
+            {"data-collection": "public.qq", "filter": "no_such_column > 1"}]}, "sql-error")
         # two snapshots requested at once: queued, both done
         signal(pg_db, "execute-snapshot", {"data-collections": ["public.p"], "additional-conditions": [
             {"data-collection": "public.p", "filter": "color = 'blue'"}]}, "blue")
@@ -172,7 +173,7 @@ def test_additional_conditions_queueing_and_bad_signals(pg_db: dict[str, str], t
     assert "data-collections must be a non-empty list" in text
     assert "'public.nope' matches no captured table" in text
     assert "public.nopk has no primary key" in text
-    assert "no_such_column" in text and "incremental snapshot of public.q skipped" in text
+    assert "no_such_column" in text and "incremental snapshot of public.qq skipped" in text
     assert "hello from a signal" in text
     assert not any(r["topic"].endswith("nopk") for r in records)
 

@@ -165,15 +165,13 @@ class MySqlSource:
         self.signal_table: str | None = config.get("signal.data.collection")
         channels = config.get("signal.enabled.channels")
         self.signal_source = "source" in channels and bool(self.signal_table)
-        signal_file = config.get("signal.file")
-        self.signal_file = sig.FileChannel(Path(signal_file)) if "file" in channels and signal_file else None
         self.resumable: bool = config.get("snapshot.resumable")
         self._reader = chunks.MySqlChunkReader(self)
         self._signals = chunks.SignalWriter(self._reader.connection, self.signal_table) if self.signal_table else None
         self._incr = IncrementalSnapshot(self._reader, self._write_watermark, config.get("incremental.snapshot.chunk.size"))
         self._signal_handler = SignalHandler(self._incr, captured_keys=self._captured_keys,
-                                             watermarks_writable=self.signal_source)
-        self._last_file_poll = 0.0
+                                             watermarks_writable=self.signal_source,
+                                             channels=sig.polled_channels(config))
         self.info: ServerInfo | None = None
         self._conn: pymysql.connections.Connection | None = None
         self._stream: Any = None
@@ -202,6 +200,7 @@ class MySqlSource:
             self._conn.close()
         self._conn = None
         self._reader.close()
+        self._signal_handler.close()
         self.history.close()
 
     def stream(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
@@ -293,29 +292,22 @@ class MySqlSource:
             finally:
                 conn.close()
             return f"signal table {self.signal_table}"
-        if self.signal_file is not None:
-            sig.append_to_file(self.signal_file.path, id_, type_, data)
-            return f"signal file {self.signal_file.path}"
-        raise SourceError("no signal channel is configured",
-                          fix="set signal.data.collection (channel 'source') or signal.file with "
-                              "signal.enabled.channels=file")
+        try:
+            return self._signal_handler.send(id_, type_, data)
+        except sig.SignalError as exc:
+            raise SourceError(str(exc)) from None
 
     def _offset(self, position: dict[str, Any]) -> dict[str, Any]:
         """An offset to hand out: the binlog position plus what signals must keep across a restart."""
         offset = dict(position)
         self._signal_handler.state(offset)
-        if self.signal_file is not None and self.signal_file.position:
-            offset["signal_file_pos"] = self.signal_file.position
         return offset
 
     def _between_transactions(self, events: list[ChangeEvent]) -> Iterator[Batch]:
         """Signals from the file, blocking snapshots and the next incremental chunk run here, where the
         stream stands between two transactions."""
         position = (position_key(str(self._position.get("file") or ""), 0)[0], int(self._position.get("pos") or 0))
-        if self.signal_file is not None and time.monotonic() - self._last_file_poll >= 0.2:
-            self._last_file_poll = time.monotonic()
-            for signal in self.signal_file.poll():
-                self._signal_handler.on_signal(signal, events, position)
+        self._signal_handler.poll_channels(events, position)
         if self._signal_handler.blocking and self._incr.window is None:
             if events:
                 yield Batch(list(events), self._offset(self._position))
@@ -611,8 +603,6 @@ class MySqlSource:
         attempts = 0
         gtids = DeliveredGtids(info.mariadb, offset.get("gtids"))
         self._signal_handler.restore(offset)
-        if self.signal_file is not None:
-            self.signal_file.position = int(offset.get("signal_file_pos") or 0)
         incr = self._incr
 
         def resume_point() -> tuple[str, int, int]:
@@ -700,7 +690,7 @@ class MySqlSource:
             if kind is bl.XidEvent:
                 self._commit(event, file, tx, events, gtids)
                 skip_events = skip_rows = 0
-                if incr.active or self._signal_handler.blocking or self.signal_file is not None:
+                if incr.active or self._signal_handler.blocking or self._signal_handler.channels:
                     yield from self._between_transactions(events)
                 if events or time.monotonic() - last_handover >= 1.0:
                     yield Batch(events, self._offset(self._position))

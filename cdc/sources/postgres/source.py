@@ -20,14 +20,13 @@ Offsets (Debezium's shape): ``lsn`` the end of the last committed transaction de
 ``txId``, ``ts_usec``, and inside a large transaction ``lsn_commit`` + ``lsn_proc`` (the commit
 LSN of that transaction and the last change delivered), so a restart skips what was delivered.
 Also, when present: ``incremental`` (the incremental snapshot's queue and last key per table),
-``blocking`` (blocking snapshots not finished), ``signal_file_pos``, and during a resumable
+``blocking`` (blocking snapshots not finished), ``signal_file_pos`` / ``signal_kafka_pos``, and during a resumable
 initial snapshot (snapshot.resumable) ``snapshot_progress`` (tables left, last key read).
 """
 from __future__ import annotations
 
 import logging
 import time
-from pathlib import Path
 from typing import Any, ClassVar, Iterator, Sequence
 
 import psycopg
@@ -122,20 +121,16 @@ class PostgresSource:
         self.signal_table: str | None = config.get("signal.data.collection")
         channels = config.get("signal.enabled.channels")
         self.signal_source = "source" in channels and bool(self.signal_table)
-        signal_file = config.get("signal.file")
-        self.signal_file = sig.FileChannel(Path(signal_file)) if "file" in channels and signal_file else None
-        if "file" in channels and not signal_file:
-            log.warning("signal.enabled.channels names 'file' but signal.file is not set: no file signals")
         self.resumable: bool = config.get("snapshot.resumable")
         self._signals = chunks.SignalTable(self._catalog_conn, self.signal_table) if self.signal_table else None
         self._reader = chunks.PgChunkReader(self)
         self._incr = IncrementalSnapshot(self._reader, self._write_watermark, config.get("incremental.snapshot.chunk.size"))
         self._signal_handler = SignalHandler(self._incr, captured_keys=self._captured_keys,
-                                             watermarks_writable=self.signal_source)
+                                             watermarks_writable=self.signal_source,
+                                             channels=sig.polled_channels(config))
         self._captured: dict[str, cat.CatalogTable] = {}
         self._signal_relid: int | None = None
         self._signal_columns: list[str] = []
-        self._last_file_poll = 0.0
         self._chunk_seq = 0
         self.stream_lsn = 0  # LSN of the change being decoded (the source block of incremental reads)
 
@@ -179,6 +174,7 @@ class PostgresSource:
             except CdcError as exc:
                 log.warning("could not drop slot %s: %s", self.slot, exc)
         self._reader.close()
+        self._signal_handler.close()
         for conn in (self._repl_conn, self._conn):
             if conn is not None and not conn.closed:
                 conn.close()
@@ -473,8 +469,6 @@ class PostgresSource:
         self._relations.clear()
         incr = self._incr
         self._signal_handler.restore(resume)
-        if self.signal_file is not None:
-            self.signal_file.position = int(resume.get("signal_file_pos") or 0)
         extras = self._offset_extras
         dbname = self.settings.dbname
         prefix = self.prefix
@@ -507,10 +501,7 @@ class PostgresSource:
                     last_heartbeat = time.monotonic()
                     events.append(self._heartbeat())
                     self._run_heartbeat_query()
-                if self.signal_file is not None and time.monotonic() - self._last_file_poll >= 0.2:
-                    self._last_file_poll = time.monotonic()
-                    for signal in self.signal_file.poll():
-                        self._on_signal(signal, events, (final_lsn, last_change or 0))
+                self._signal_handler.poll_channels(events, (final_lsn, last_change or 0))
                 if self._signal_handler.blocking and not in_tx and incr.window is None:  # not inside a chunk's window
                     if events:
                         yield self._handover(events, offset_here(None))
@@ -672,8 +663,6 @@ class PostgresSource:
 
     def _offset_extras(self, position: dict[str, Any]) -> None:
         self._signal_handler.state(position)
-        if self.signal_file is not None and self.signal_file.position:
-            position["signal_file_pos"] = self.signal_file.position
 
     def _write_watermark(self, kind: str, chunk_id: str) -> None:
         if self._signals is None or not self.signal_source:
@@ -857,9 +846,7 @@ class PostgresSource:
             finally:
                 conn.close()
             return f"signal table {self._signals.qualified}"
-        if self.signal_file is not None:
-            sig.append_to_file(self.signal_file.path, id_, type_, data)
-            return f"signal file {self.signal_file.path}"
-        raise SourceError("no signal channel is configured",
-                          fix="set signal.data.collection (channel 'source') or signal.file with "
-                              "signal.enabled.channels=file")
+        try:
+            return self._signal_handler.send(id_, type_, data)
+        except sig.SignalError as exc:
+            raise SourceError(str(exc)) from None
