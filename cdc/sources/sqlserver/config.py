@@ -6,6 +6,7 @@ in ``cdc.config.CORE_OPTIONS``; the source narrows ``snapshot.mode`` to what it 
 from __future__ import annotations
 
 from cdc.config import Option
+from cdc.core.signals import SIGNAL_OPTIONS
 
 SNAPSHOT_MODES = ("initial", "initial_only", "no_data", "when_needed")
 ISOLATION_MODES = ("read_uncommitted", "read_committed", "repeatable_read", "snapshot", "exclusive")
@@ -48,4 +49,4 @@ SQLSERVER_OPTIONS: tuple[Option, ...] = (
            "Emit a transaction's END after this long without a next transaction; 0: only when the next begins."),
     Option("errors.max.retries", int, 5, "Attempts to reconnect after a transient failure before giving up."),
     Option("retriable.restart.connector.wait.ms", int, 500, "First pause before reconnecting; doubles each attempt."),
-)
+) + SIGNAL_OPTIONS

@@ -39,7 +39,7 @@ class QueryLayer(Protocol):
 
     def batches(self, sql: str, params: Sequence[Any] = (), size: int = 1000) -> Iterator[list[dict[str, Any]]]: ...
 
-    def execute(self, sql: str) -> None: ...
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None: ...
 
     def set_isolation(self, mode: str) -> None: ...
 
@@ -208,8 +208,8 @@ class OdbcConnection:
                 return
             yield [dict(zip(names, row)) for row in rows]
 
-    def execute(self, sql: str) -> None:
-        self._cursor(sql, ()).close()
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self._cursor(sql, params).close()
 
     def set_isolation(self, mode: str) -> None:
         try:

@@ -151,6 +151,68 @@ def select_rows(schema: str, table: str, columns: list[str]) -> str:
 
 
 BEGIN = "BEGIN TRANSACTION"
+
+# ---- signals and incremental snapshots ------------------------------------------------------
+
+# The columns of the signal table (``signal.data.collection``), parameter: '[schema].[table]'.
+TABLE_COLUMN_NAMES = "SELECT c.name FROM sys.columns AS c WHERE c.object_id = OBJECT_ID(?) ORDER BY c.column_id"
+
+
+def insert_signal(schema: str, table: str) -> str:
+    """A signal, or a watermark of an incremental snapshot (parameters: id, type, data). The
+    signal table is CDC-enabled, so the row comes back through its change table in commit order."""
+    return f"INSERT INTO {quote(schema)}.{quote(table)} ([id], [type], [data]) VALUES (?, ?, ?)"
+
+
+def _key_after(key: list[str], op: str) -> str:
+    """``(k1, k2) > (?, ?)`` spelled out (T-SQL has no row-value comparison): ``k1 > ? OR (k1 = ? AND
+    k2 > ?)``; ``op`` ``<=`` adds the equal case. Parameters: see :func:`key_params`."""
+    strict = op.rstrip("=")
+    terms = []
+    for i, column in enumerate(key):
+        equal = [f"{quote(c)} = ?" for c in key[:i]]
+        last_op = op if (i == len(key) - 1) else strict
+        terms.append(" AND ".join(equal + [f"{quote(column)} {last_op} ?"]))
+    if len(terms) == 1:
+        return f"({terms[0]})"
+    return "(" + " OR ".join(f"({t})" for t in terms) + ")"
+
+
+def key_params(values: list) -> list:
+    """The parameters of :func:`_key_after` for one key: v1; v1, v2; v1, v2, v3; ..."""
+    out: list = []
+    for i in range(len(values)):
+        out.extend(values[:i + 1])
+    return out
+
+
+def chunk_rows(database: str, schema: str, table: str, columns: list[str], key: list[str], condition: str | None,
+               after: bool, up_to: bool) -> str:
+    """One chunk of an incremental snapshot, in key order (parameters: the row count, then
+    :func:`key_params` of the last key read when ``after``, then of the upper bound when ``up_to``)."""
+    where = [f"({condition})"] if condition else []
+    if after:
+        where.append(_key_after(key, ">"))
+    if up_to:
+        where.append(_key_after(key, "<="))
+    names = ", ".join(quote(c) for c in columns)
+    return (f"SELECT TOP (?) {names} FROM {quote(database)}.{quote(schema)}.{quote(table)}"
+            + (f" WHERE {' AND '.join(where)}" if where else "")
+            + f" ORDER BY {', '.join(quote(k) for k in key)}")
+
+
+def chunk_bounds(database: str, schema: str, table: str, key: list[str], condition: str | None) -> str:
+    """The largest key (under the additional condition): where an incremental snapshot stops."""
+    where = f" WHERE ({condition})" if condition else ""
+    return (f"SELECT TOP (1) {', '.join(quote(k) for k in key)} FROM {quote(database)}.{quote(schema)}."
+            f"{quote(table)}{where} ORDER BY {', '.join(quote(k) + ' DESC' for k in key)}")
+
+
+def select_where(schema: str, table: str, columns: list[str], condition: str | None) -> str:
+    """A whole table (blocking snapshot), under the signal's additional condition."""
+    return select_rows(schema, table, columns) + (f" WHERE ({condition})" if condition else "")
+
+
 COMMIT = "COMMIT"
 ROLLBACK = "ROLLBACK"
 
@@ -174,6 +236,13 @@ def all_statements() -> list[str]:
         changes_direct("dbo_customers"), changes_function("dbo_customers"), lock_timeout(10000),
         lock_table("dbo", "customers", True), lock_table("dbo", "customers", False),
         select_rows("dbo", "customers", ["id", "first_name"]), BEGIN, COMMIT, ROLLBACK,
+        TABLE_COLUMN_NAMES, insert_signal("dbo", "debezium_signal"),
+        chunk_rows("testDB", "dbo", "customers", ["id", "first_name"], ["id"], None, False, True),
+        chunk_rows("testDB", "dbo", "customers", ["id", "first_name"], ["id"], "[first_name] = 'x'", True, True),
+        chunk_rows("testDB", "dbo", "order_lines", ["order_id", "line", "qty"], ["order_id", "line"], None, True, True),
+        chunk_bounds("testDB", "dbo", "customers", ["id"], None),
+        chunk_bounds("testDB", "dbo", "order_lines", ["order_id", "line"], "[qty] > 1"),
+        select_where("dbo", "customers", ["id"], "[id] > 1000"),
         "EXEC sys.sp_cdc_enable_db", "EXEC sys.sp_cdc_enable_table @source_schema = N'dbo', @source_name = N'customers', "
         "@role_name = NULL, @supports_net_changes = 0",
     ]

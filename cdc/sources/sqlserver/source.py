@@ -10,6 +10,15 @@
 Offsets: ``{"databases": {<db>: {commit_lsn, change_lsn, event_serial_no, snapshot_completed,
 [transaction_*]}}}``: Debezium's per-database offset, one entry per database. Topics:
 ``<topic.prefix>.<db>.<schema>.<table>``; schema change events on ``<topic.prefix>``.
+
+Signals (``cdc.core.signals``): rows inserted into the CDC-enabled signal table
+(``signal.data.collection`` = ``<db>.<schema>.<table>``) come back through its change table in
+commit order with the data and are acted on, never emitted; the file / Kafka channels are read
+between polls. Incremental snapshots (``cdc.core.incremental``) of tables of the signal table's
+database run between polls: open watermark, chunk (``chunks.py``), close watermark, each an INSERT
+into the signal table; the window is closed when the stream reads the close watermark. The
+progress (``incremental``, ``blocking``, ``signal_file_pos``) is kept next to ``databases`` in the
+offset.
 """
 from __future__ import annotations
 
@@ -18,21 +27,26 @@ import time
 from typing import Any, Callable, ClassVar, Iterator
 
 from cdc.config import CORE_OPTIONS, Config, Option
+from cdc.core import signals as sig
+from cdc.core.envelope import OP_READ
 from cdc.core.errors import CdcError, ConfigError, SourceError
 from cdc.core.filters import NameFilter, parse_key_columns
+from cdc.core.incremental import ChunkError, IncrementalSnapshot, TableTask
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.schema_change import SchemaChangeEvents
+from cdc.core.signal_handler import SignalHandler
 from cdc.core.topics import sanitize_topic, transaction_topic
 from cdc.core.transactions import TransactionTracker
-from cdc.sources.sqlserver import catalog
+from cdc.sources.sqlserver import catalog, chunks
+from cdc.sources.sqlserver import queries as q
 from cdc.sources.sqlserver.changes import Position
 from cdc.sources.sqlserver.config import SNAPSHOT_MODES, SQLSERVER_OPTIONS
 from cdc.sources.sqlserver.connection import ConnectionSettings, OdbcConnection, QueryLayer
 from cdc.sources.sqlserver.events import EventBuilder
 from cdc.sources.sqlserver.queries import AGENT_STATUS
 from cdc.sources.sqlserver.snapshot import Snapshot
-from cdc.sources.sqlserver.source_info import SOURCE_SCHEMA
-from cdc.sources.sqlserver.stream import DatabaseStream, StreamSettings
+from cdc.sources.sqlserver.source_info import SOURCE_SCHEMA, source_block
+from cdc.sources.sqlserver.stream import DatabaseStream, StreamSettings, StreamSignals
 from cdc.sources.sqlserver.tables import CaptureInstance, TableState
 from cdc.sources.sqlserver.types import TypeModes
 
@@ -44,7 +58,7 @@ SLEEP_SLICE_S = 0.1
 
 class SqlServerSource:
     name: ClassVar[str] = "sqlserver"
-    options: ClassVar[tuple[Option, ...]] = SQLSERVER_OPTIONS
+    options: ClassVar[tuple[Option, ...]] = SQLSERVER_OPTIONS  # SIGNAL_OPTIONS included
 
     def __init__(self, config: Config, *, connect: Connect | None = None,
                  clock: Callable[[], int] | None = None, sleep: Callable[[float], None] | None = None) -> None:
@@ -83,6 +97,21 @@ class SqlServerSource:
         self._finished: dict[str, dict[str, Any]] = {}  # initial_only databases: snapshot taken
         self._conns: list[QueryLayer] = []
         self._stopping = False
+        # signals and incremental snapshots (cdc.core.signals, cdc.core.incremental)
+        self.signal_table: tuple[str, str, str] | None = None  # database, schema, table
+        if config.get("signal.data.collection"):
+            self.signal_table = chunks.split_signal_table(config.get("signal.data.collection"), self.databases)
+        self.signal_source = "source" in (config.get("signal.enabled.channels") or []) and self.signal_table is not None
+        self.resumable: bool = config.get("snapshot.resumable")
+        self._reader = chunks.SqlServerChunkReader(self._signal_stream, self.prefix, self.clock)
+        self._signals = (chunks.SignalWriter(self._signal_conn, self.signal_table[1], self.signal_table[2])
+                         if self.signal_table else None)
+        self._incr = IncrementalSnapshot(self._reader, self._write_watermark,
+                                         config.get("incremental.snapshot.chunk.size"))
+        self._signal_handler = SignalHandler(self._incr, captured_keys=self._captured_keys,
+                                             watermarks_writable=self.signal_source,
+                                             channels=sig.polled_channels(config))
+        self._last_offset: dict[str, Any] = {}
         if config.get("heartbeat.interval.ms"):
             log.warning("heartbeat.interval.ms is not implemented by the SQL Server source yet; no heartbeats are sent")
 
@@ -98,9 +127,18 @@ class SqlServerSource:
         for conn in self._conns:
             conn.close()
         self._conns.clear()
+        self._signal_handler.close()
 
     def stream(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
         stored = self._stored(offset)
+        self._signal_handler.restore(offset or {})
+        self._last_offset = dict(offset or {})
+        for batch in self._run(stored):
+            if batch.offset is not None:
+                self._last_offset = batch.offset  # what a reconnect restores the signal state from
+            yield batch
+
+    def _run(self, stored: dict[str, dict[str, Any]]) -> Iterator[Batch]:
         for database in self.databases:
             yield from self._start_database(database, stored.get(database))
         if not self._streams:
@@ -123,6 +161,9 @@ class SqlServerSource:
         self._conns.append(conn)
         return conn
 
+    def _is_signal_table(self, database: str, instance: CaptureInstance) -> bool:
+        return self.signal_table is not None and (database, instance.schema, instance.table) == self.signal_table
+
     def _state(self, instance: CaptureInstance) -> TableState:
         return TableState(instance, topic_prefix=self.prefix, modes=self.modes, column_filter=self.column_filter,
                           key_spec=self.key_spec)
@@ -133,7 +174,126 @@ class SqlServerSource:
                             tracker=TransactionTracker(self._tx_topic) if self._tx else None, clock=self.clock)
 
     def _offset(self) -> dict[str, Any]:
-        return {"databases": {**self._finished, **{db: s.offset() for db, s in self._streams.items()}}}
+        """Every database's position, plus what signals must keep across a restart."""
+        offset: dict[str, Any] = {"databases": {**self._finished, **{db: s.offset() for db, s in self._streams.items()}}}
+        self._signal_handler.state(offset)
+        return offset
+
+    # ---- signals and incremental snapshots ---------------------------------------------------
+
+    def _signal_stream(self) -> DatabaseStream | None:
+        return self._streams.get(self.signal_table[0]) if self.signal_table else None
+
+    def _signal_conn(self) -> QueryLayer | None:
+        stream = self._signal_stream()
+        return stream.conn if stream is not None else None
+
+    def _write_watermark(self, kind: str, chunk_id: str) -> None:
+        if self._signals is None or not self.signal_source:
+            raise ChunkError("incremental snapshots need the signal table (signal.data.collection, channel "
+                             "'source') to write their watermarks")
+        self._signals.watermark(kind, chunk_id)
+
+    def _captured_keys(self) -> dict[str, bool]:
+        """Captured tables, ``<db>.<schema>.<table>`` (Debezium's data-collection names): has a key."""
+        out: dict[str, bool] = {}
+        for stream in self._streams.values():
+            for table_name, instance in stream.builder.current.items():
+                state = stream.builder.states.get(instance)
+                if state is not None:
+                    out[state.data_collection] = bool(state.instance.index_columns)
+        return out
+
+    def _stream_signals(self, stream: DatabaseStream) -> None:
+        """The signal table's database reads it: its rows are signals."""
+        if self.signal_table is None or stream.database != self.signal_table[0] or "source" not in (
+                self.config.get("signal.enabled.channels") or []):
+            return
+        incr = self._incr
+
+        def on_row(row: dict[str, Any], events: list[ChangeEvent], position: tuple[int, ...]) -> None:
+            self._signal_handler.on_row(row, events, position, ".".join(self.signal_table or ()))
+
+        stream.set_signals(StreamSignals(f"{self.signal_table[1]}.{self.signal_table[2]}", on_row, incr.observe,
+                                         lambda: incr.window_table))
+
+    def _check_signal_table(self, conn: QueryLayer) -> None:
+        if self.signal_source and self.signal_table is not None and conn.database == self.signal_table[0]:
+            chunks.check_signal_table(conn, self.signal_table[1], self.signal_table[2])
+
+    def send_signal(self, type_: str, data: dict[str, Any], id_: str | None = None) -> str:
+        """Write a signal to the configured channel (the signal table first, else the file / Kafka)."""
+        id_ = id_ or sig.new_id()
+        if self.signal_source and self.signal_table is not None:
+            database, schema, table = self.signal_table
+            conn = self._connect(database)
+            try:
+                chunks.check_signal_table(conn, schema, table)
+                chunks.insert_signal(conn, schema, table, id_, type_, data)
+            finally:
+                conn.close()
+            return f"signal table {database}.{schema}.{table}"
+        try:
+            return self._signal_handler.send(id_, type_, data)
+        except sig.SignalError as exc:
+            raise SourceError(str(exc)) from None
+
+    def _queue_initial_snapshot(self, stream: DatabaseStream) -> None:
+        """snapshot.resumable: the rows of the first snapshot are read as an incremental snapshot of the
+        database's tables, in key chunks with the progress in the offset; keyless tables are read whole."""
+        keys = {name: has_key for name, has_key in self._captured_keys().items()
+                if name.startswith(f"{stream.database}.")}
+        keyed = sorted(name for name, has_key in keys.items() if has_key)
+        keyless = sorted(name for name, has_key in keys.items() if not has_key)
+        if keyless:
+            log.warning("snapshot.resumable: %s %s no primary key: read whole, not in resumable chunks",
+                        ", ".join(keyless), "has" if len(keyless) == 1 else "have")
+            self._signal_handler.blocking.append({"tables": keyless, "conditions": {}})
+        if keyed:
+            self._incr.add([TableTask(name) for name in keyed])
+
+    def _between_polls(self, stream: DatabaseStream) -> Iterator[Batch]:
+        """Where the stream stands between two polls: file / Kafka signals, blocking snapshots, and the
+        next chunk of an incremental snapshot (its watermarks come back with the next poll)."""
+        events: list[ChangeEvent] = []
+        position = (stream.position.commit_lsn.as_int(), 0, 0)
+        self._signal_handler.poll_channels(events, position)
+        if events:
+            yield Batch(events, self._offset())
+        if self._signal_handler.blocking and self._incr.window is None:
+            yield from self._blocking_snapshots()
+        if self._incr.wants_chunk and stream is self._signal_stream():
+            self._incr.start_chunk()
+
+    def _blocking_snapshots(self) -> Iterator[Batch]:
+        """Streaming waits while the requested tables are read whole; then it goes on from where it was."""
+        handler = self._signal_handler
+        fetch = self.config.get("snapshot.fetch.size")
+        while handler.blocking:
+            request = handler.blocking[0]
+            for name in request["tables"]:
+                database, _, table_name = name.partition(".")
+                stream = self._streams.get(database)
+                instance = stream.builder.current.get(table_name) if stream is not None else None
+                state = stream.builder.states.get(instance) if stream is not None and instance else None
+                if stream is None or state is None:
+                    log.error("blocking snapshot: table %s is no longer captured; skipped", name)
+                    continue
+                condition = (request.get("conditions") or {}).get(name)
+                log.info("blocking snapshot of %s%s (streaming paused)", name, f" where {condition}" if condition else "")
+                columns = [c.name for c in state.instance.columns]
+                sql = q.select_where(state.instance.schema, state.instance.table, columns, condition)
+                try:
+                    for rows in stream.conn.batches(sql, (), fetch):
+                        now = self.clock()
+                        source = source_block(self.prefix, database, state.instance.schema, state.instance.table,
+                                              ts_ns=now, snapshot="true", commit_lsn=stream.position.commit_lsn)
+                        yield Batch([state.envelope.event(OP_READ, None, state.row(values), source,
+                                                          ts=(now // 1_000_000, now // 1000, now)) for values in rows])
+                except SourceError as exc:
+                    log.error("blocking snapshot of %s failed: %s; skipped", name, exc.message)
+            handler.blocking.pop(0)
+            yield Batch([], self._offset())
 
     def _stream_settings(self) -> StreamSettings:
         return StreamSettings(self.table_filter, self.config.get("data.query.mode"),
@@ -146,6 +306,7 @@ class SqlServerSource:
         builder = self._builder(conn.database)
         builder.restore_transaction(stored)
         stream = DatabaseStream(conn, builder, self._stream_settings(), Position.from_offset(stored), self._state)
+        self._stream_signals(stream)
         stream.start(instances)
         return stream
 
@@ -154,6 +315,8 @@ class SqlServerSource:
         catalog.check_database(conn)
         instances = catalog.read_instances(conn, self.table_filter)
         catalog.require_instances(conn, instances, self.table_filter)
+        self._check_signal_table(conn)
+        instances = [i for i in instances if not self._is_signal_table(database, i)]
         builder = self._builder(database)
         settings = self._stream_settings()
         mode = self.snapshot_mode
@@ -170,20 +333,31 @@ class SqlServerSource:
                 self._streams[database] = self._resume(conn, stored, instances)
                 return
             log.warning("%s; snapshot.mode=when_needed: taking a new snapshot", purged[0])
-        with_data = mode != "no_data"
+        # snapshot.resumable: the rows come in chunks while streaming; the queue is in the first offset
+        chunked = (self.resumable and mode in ("initial", "when_needed") and self.signal_source
+                   and self.signal_table is not None and database == self.signal_table[0])
+        if self.resumable and mode in ("initial", "when_needed") and not chunked:
+            log.warning("snapshot.resumable needs the signal table (signal.data.collection, channel 'source') in "
+                        "database %s for the watermarks of its chunks: taking the classic snapshot", database)
+        with_data = mode != "no_data" and not chunked
         snap_conn = self._open(database)
         snapshot = Snapshot(snap_conn, builder, isolation=self.config.get("snapshot.isolation.mode"),
                             lock_timeout_ms=self.config.get("snapshot.lock.timeout.ms"),
                             fetch_size=self.config.get("snapshot.fetch.size"), with_data=with_data,
-                            read_structure=lambda: catalog.read_instances(snap_conn, self.table_filter),
+                            read_structure=lambda: [i for i in catalog.read_instances(snap_conn, self.table_filter)
+                                                    if not self._is_signal_table(database, i)],
                             make_state=self._state, stopping=lambda: self._stopping)
         for events in snapshot.run(instances):
             yield Batch(events)  # no offset until the snapshot is complete
         snap_conn.close()
         self._conns.remove(snap_conn)
         stream = DatabaseStream(conn, builder, settings, Position(snapshot.lsn), self._state)
+        self._stream_signals(stream)
         stream.start([plan.current for plan in snapshot.plans.values()]
                      + [plan.next for plan in snapshot.plans.values() if plan.next is not None])
+        if chunked:
+            self._streams[database] = stream
+            self._queue_initial_snapshot(stream)
         if mode == "initial_only":
             self._finished[database] = {**stream.offset(), "snapshot_only": True}
             yield Batch([], self._offset())
@@ -205,6 +379,10 @@ class SqlServerSource:
                         last_change[db] = self.clock()
                     yield Batch(events, self._offset())
                 stream = self._streams[db]  # a reconnect replaces it
+                window = self._incr.window
+                yield from self._between_polls(stream)
+                if self._incr.window is not None and self._incr.window is not window:
+                    busy = True  # a chunk's watermarks were written: read them without pausing
                 if idle_ns > 0 and self.clock() - last_change[db] >= idle_ns:
                     ended = stream.builder.end_transaction()
                     if ended:
@@ -230,6 +408,9 @@ class SqlServerSource:
                 # Start again after the last batch handed out: events built after it (and the
                 # transaction numbering they advanced) are rebuilt, not lost or counted twice.
                 replacement = self._resume(self._open(stream.database), stream.delivered)
+                if replacement.signals is not None:
+                    # signals acted on after that batch are read again: their effects start over too
+                    self._signal_handler.restore(self._last_offset)
                 self._streams[stream.database] = replacement
                 stream = replacement
 

@@ -40,6 +40,30 @@ class CaptureInstanceDroppedError(SourceError):
 
 
 @dataclass
+class StreamSignals:
+    """The signal table of this database (``schema.table``, CDC-enabled) and what to do with its rows:
+    they are signals and watermarks, never events; changes of the table whose incremental-snapshot
+    window is open are shown to ``observe``."""
+
+    table: str
+    on_row: Callable[[dict[str, Any], list[ChangeEvent], tuple[int, ...]], None]
+    observe: Callable[[ChangeEvent], None]
+    window_table: Callable[[], str | None]
+
+
+class _WithTable:
+    """A table filter that also lets one table through (the signal table)."""
+
+    def __init__(self, inner: NameFilter, table: str, database: str) -> None:
+        self.inner = inner
+        self.names = {table, f"{database}.{table}"}
+        self.is_open = inner.is_open
+
+    def __call__(self, name: str) -> bool:
+        return name in self.names or self.inner(name)
+
+
+@dataclass
 class StreamSettings:
     table_filter: NameFilter
     data_query_mode: str
@@ -59,6 +83,37 @@ class DatabaseStream:
         self.stops: dict[str, Lsn] = {}
         self._no_max_lsn_reported = False
         self.delivered: dict[str, Any] = self.offset()  # the offset of the last batch handed out
+        self.signals: StreamSignals | None = None
+        self.signal_instances: dict[str, CaptureInstance] = {}
+        self._signal_missing_reported = False
+
+    def set_signals(self, signals: StreamSignals) -> None:
+        """Read the signal table's change rows from now on (before :meth:`start`)."""
+        self.signals = signals
+
+    def _is_signal(self, instance: CaptureInstance) -> bool:
+        return self.signals is not None and instance.table_name == self.signals.table
+
+    def _read_instances(self) -> list[CaptureInstance]:
+        """Included tables' instances, and the signal table's (kept apart in ``signal_instances``)."""
+        if self.signals is None:
+            return catalog.read_instances(self.conn, self.settings.table_filter)
+        wide = _WithTable(self.settings.table_filter, self.signals.table, self.database)
+        found = catalog.read_instances(self.conn, wide)  # type: ignore[arg-type]
+        signal = [i for i in found if self._is_signal(i)]
+        if signal:
+            newest = plan_tables(signal, self.position.commit_lsn)[self.signals.table].current
+            self.signal_instances = {newest.name: newest}
+            self._signal_missing_reported = False
+        else:
+            self.signal_instances = {}
+            if not self._signal_missing_reported:
+                log.error("the signal table %s.%s is not CDC-enabled: no signals are read from it and incremental "
+                          "snapshots cannot close their windows; fix: %s", self.database, self.signals.table,
+                          q.enable_table_sql(self.database, *self.signals.table.split(".", 1)))
+                self._signal_missing_reported = True
+        return [i for i in found if not self._is_signal(i) and catalog.included(
+            self.settings.table_filter, self.database, i.schema, i.table)]
 
     @property
     def database(self) -> str:
@@ -66,7 +121,13 @@ class DatabaseStream:
 
     def start(self, known: list[CaptureInstance] | None = None) -> None:
         """Take the instances in effect at the position (after a snapshot: those it registered)."""
-        instances = known if known is not None else catalog.read_instances(self.conn, self.settings.table_filter)
+        read = self._read_instances() if known is None or self.signals is not None else []
+        if self.signals is not None and not self.signal_instances:
+            schema, table = self.signals.table.split(".", 1)
+            raise SourceError(f"the signal table {self.database}.{self.signals.table} (signal.data.collection) is not "
+                              "CDC-enabled: its rows (signals, and the watermarks of incremental snapshots) are read "
+                              "from its change table", fix=q.enable_table_sql(self.database, schema, table))
+        instances = [i for i in (known if known is not None else read) if not self._is_signal(i)]
         for name, plan in plan_tables(instances, self.position.commit_lsn).items():
             if plan.current.name not in self.builder.states:
                 self.builder.register(plan.current, self.make_state(plan.current))
@@ -83,7 +144,7 @@ class DatabaseStream:
     def refresh(self) -> list[ChangeEvent]:
         """Notice tables whose CDC was enabled or disabled, and new capture instances."""
         events: list[ChangeEvent] = []
-        found = {i.name: i for i in catalog.read_instances(self.conn, self.settings.table_filter)}
+        found = {i.name: i for i in self._read_instances()}
         for name in list(self.instances):
             if name not in found:
                 self._dropped(name)
@@ -142,6 +203,8 @@ class DatabaseStream:
 
     def _read_window(self, low: Lsn, high: Lsn) -> list[list[ChangeRow]]:
         streams = []
+        for instance in list(self.signal_instances.values()):
+            streams.append(self._rows(instance, low, high))
         for instance in list(self.instances.values()):
             try:
                 streams.append(self._rows(instance, low, high))
@@ -169,10 +232,22 @@ class DatabaseStream:
         builder = self.builder
         max_batch = self.settings.max_batch
         rows = merge(self._read_window(position.commit_lsn, high))
+        signals = self.signals
         for change in changes(rows, position, self.stops):
-            if change.instance not in builder.states:
+            if change.instance in self.signal_instances and signals is not None:
+                if change.op == "c" and change.after is not None:  # inserts only: updates, deletes are not signals
+                    signals.on_row(change.after, events, (change.commit_lsn.as_int(), change.change_lsn.as_int(),
+                                                          change.event_serial_no))
+            elif change.instance not in builder.states:
                 continue
-            events.extend(builder.events(change))
+            else:
+                built = builder.events(change)
+                if signals is not None:
+                    window = signals.window_table()
+                    if window is not None and window == builder.states[change.instance].data_collection:
+                        for event in built:
+                            signals.observe(event)
+                events.extend(built)
             if len(events) >= max_batch:
                 self.position = change.position
                 self.delivered = self.offset()
