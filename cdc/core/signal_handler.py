@@ -79,6 +79,19 @@ class SignalHandler:
         for channel in self.channels:
             channel.position = int(offset.get(channel.offset_key) or 0)
 
+    def queue_initial_snapshot(self, captured: dict[str, bool]) -> None:
+        """snapshot.resumable: the first snapshot's rows are read as an incremental snapshot of these
+        tables ({name: has a primary key}), in key chunks with the progress in the offset; tables
+        without a key are read whole, by a blocking snapshot."""
+        keyed = sorted(name for name, has_key in captured.items() if has_key)
+        keyless = sorted(name for name, has_key in captured.items() if not has_key)
+        if keyless:
+            log.warning("snapshot.resumable: %s %s no primary key: read whole, not in resumable chunks",
+                        ", ".join(keyless), "has" if len(keyless) == 1 else "have")
+            self.blocking.append({"tables": keyless, "conditions": {}})
+        if keyed:
+            self.incremental.add([TableTask(name) for name in keyed])
+
     # ---- signals ------------------------------------------------------------------------------
 
     def on_row(self, row: dict[str, Any], events: list[ChangeEvent], position: tuple[int, ...], where: str) -> None:

@@ -10,10 +10,15 @@ connections.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar, Iterator, Protocol, runtime_checkable
 
-from cdc.config import Option
+from cdc.config import Config, Option
+from cdc.core.errors import ConfigError
+from cdc.core.filters import NameFilter, parse_key_columns
 from cdc.core.records import Batch
+from cdc.core.topics import transaction_topic
+from cdc.core.transactions import TransactionTracker
 
 
 @runtime_checkable
@@ -28,3 +33,39 @@ class Source(Protocol):
     def stop(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class SourceSettings:
+    """The options every source reads the same way (``CORE_OPTIONS``), parsed once."""
+
+    prefix: str
+    tombstones: bool
+    max_batch: int
+    table_filter: NameFilter
+    column_filter: NameFilter
+    key_spec: dict[str, list[str]]
+    include_schema_changes: bool
+    transaction_topic: str | None  # None: provide.transaction.metadata is off
+
+    @classmethod
+    def from_config(cls, config: Config) -> "SourceSettings":
+        try:
+            key_spec = parse_key_columns(config.get("message.key.columns"))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        prefix: str = config.get("topic.prefix")
+        return cls(
+            prefix=prefix,
+            tombstones=config.get("tombstones.on.delete"),
+            max_batch=config.get("max.batch.size"),
+            table_filter=NameFilter(config.get("table.include.list"), config.get("table.exclude.list")),
+            column_filter=NameFilter(None, config.get("column.exclude.list")),
+            key_spec=key_spec,
+            include_schema_changes=config.get("include.schema.changes"),
+            transaction_topic=(transaction_topic(prefix, config.get("transaction.topic"))
+                               if config.get("provide.transaction.metadata") else None),
+        )
+
+    def transaction_tracker(self) -> TransactionTracker | None:
+        return TransactionTracker(self.transaction_topic) if self.transaction_topic else None

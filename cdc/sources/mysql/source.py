@@ -31,16 +31,15 @@ from cdc.config import CORE_OPTIONS, Config, Option
 from cdc.core.envelope import OP_CREATE, OP_DELETE, OP_READ, OP_UPDATE, now_ts
 from cdc.core.errors import SchemaHistoryError, SourceError
 from cdc.core import signals as sig
-from cdc.core.filters import NameFilter, parse_key_columns
+from cdc.core.filters import NameFilter
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.progress import TableProgress
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.schema import Table, parse_table_id
 from cdc.core.schema_change import SchemaChangeEvents
+from cdc.core.source import SourceSettings
 from cdc.core.schema_history import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
 from cdc.core.signal_handler import SignalHandler
-from cdc.core.topics import transaction_topic
-from cdc.core.transactions import TransactionTracker
 from cdc.sources.mysql import binlog as bl
 from cdc.sources.mysql import chunks
 from cdc.sources.mysql import snapshot as snap
@@ -131,30 +130,21 @@ class MySqlSource:
         config.declare(CORE_OPTIONS).declare(MYSQL_OPTIONS)
         self.config = config
         self.settings = ConnectionSettings.from_config(config)
-        self.prefix: str = config.get("topic.prefix")
+        common = SourceSettings.from_config(config)
+        self.prefix, self.tombstones, self.max_batch = common.prefix, common.tombstones, common.max_batch
+        self.table_filter, self.column_filter, self.key_spec = common.table_filter, common.column_filter, common.key_spec
         self.client_server_id: int = config.get("database.server.id")
         mode = config.get("snapshot.mode")
         self.snapshot_mode: str = _MODE_ALIASES.get(mode, mode)
-        self.tombstones: bool = config.get("tombstones.on.delete")
-        self.max_batch: int = config.get("max.batch.size")
         self.database_filter = NameFilter(config.get("database.include.list"), config.get("database.exclude.list"))
-        self.table_filter = NameFilter(config.get("table.include.list"), config.get("table.exclude.list"))
-        self.column_filter = NameFilter(None, config.get("column.exclude.list"))
-        try:
-            self.key_spec = parse_key_columns(config.get("message.key.columns"))
-        except ValueError as exc:
-            raise SourceError(str(exc)) from None
         self.modes = TypeModes(
             decimal_handling_mode=config.get("decimal.handling.mode"),
             time_precision_mode=config.get("time.precision.mode"),
             binary_handling_mode=config.get("binary.handling.mode"),
             bigint_unsigned_handling_mode=config.get("bigint.unsigned.handling.mode"),
         )
-        self.tx_tracker = (
-            TransactionTracker(transaction_topic(self.prefix, config.get("transaction.topic")))
-            if config.get("provide.transaction.metadata") else None
-        )
-        self.include_schema_changes: bool = config.get("include.schema.changes")
+        self.tx_tracker = common.transaction_tracker()
+        self.include_schema_changes = common.include_schema_changes
         self.include_query: bool = config.get("include.query")
         self.skipped_operations = {op.strip() for op in (config.get("skipped.operations") or "t").split(",")} - {"none"}
         self.only_captured_tables_ddl: bool = config.get("schema.history.internal.store.only.captured.tables.ddl")
@@ -263,21 +253,6 @@ class MySqlSource:
                         "its chunks: taking the classic snapshot")
             return False
         return True
-
-    def _queue_initial_snapshot(self) -> None:
-        """snapshot.resumable: the rows of the first snapshot are read as an incremental snapshot of every
-        captured table, in key chunks with the progress in the offset; tables without a key are read whole."""
-        keys = self._captured_keys()
-        keyed = sorted(name for name, has_key in keys.items() if has_key)
-        keyless = sorted(name for name, has_key in keys.items() if not has_key)
-        if keyless:
-            log.warning("snapshot.resumable: %s %s no primary key: read whole, not in resumable chunks",
-                        ", ".join(keyless), "has" if len(keyless) == 1 else "have")
-            self._signal_handler.blocking.append({"tables": keyless, "conditions": {}})
-        if keyed:
-            from cdc.core.incremental import TableTask
-
-            self._incr.add([TableTask(name) for name in keyed])
 
     def send_signal(self, type_: str, data: dict[str, Any], id_: str | None = None) -> str:
         """Write a signal to the configured channel (the signal table first, else the signal file)."""
@@ -508,7 +483,7 @@ class MySqlSource:
         if last is not None:
             last.value["source"] = {**last.value["source"], "snapshot": "last"}
         if chunked:  # the rows come in chunks while streaming; the queue is in this very offset
-            self._queue_initial_snapshot()
+            self._signal_handler.queue_initial_snapshot(self._captured_keys())
         yield Batch([last] if last is not None else [], self._offset(self._position), caught_up=final)
 
     def _captured_tables(self, conn: pymysql.connections.Connection) -> list[tuple[str, str]]:

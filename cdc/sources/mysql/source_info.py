@@ -9,22 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from cdc.core import connect
-from cdc.sources.postgres.source_info import SNAPSHOT_ENUM
+from cdc.core.source_info import common_fields
 from cdc.version import VERSION
 
 
 def source_schema(flavor: str) -> dict[str, Any]:
     return connect.struct(
         [
-            connect.field("version", connect.STRING),
-            connect.field("connector", connect.STRING),
-            connect.field("name", connect.STRING),
-            connect.field("ts_ms", connect.INT64),
-            connect.field("snapshot", SNAPSHOT_ENUM),
-            connect.field("db", connect.STRING),
-            connect.field("sequence", connect.OPTIONAL_STRING),
-            connect.field("ts_us", connect.OPTIONAL_INT64),
-            connect.field("ts_ns", connect.OPTIONAL_INT64),
+            *common_fields(),
             connect.field("table", connect.OPTIONAL_STRING),
             connect.field("server_id", connect.INT64),
             connect.field("gtid", connect.OPTIONAL_STRING),

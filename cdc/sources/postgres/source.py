@@ -37,13 +37,12 @@ from cdc.core.connect import ConnectSchema
 from cdc.core.envelope import OP_CREATE, OP_DELETE, OP_MESSAGE, OP_READ, OP_UPDATE, now_ts
 from cdc.core.errors import CdcError, SourceError
 from cdc.core import signals as sig
-from cdc.core.filters import NameFilter, parse_key_columns
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.signal_handler import SignalHandler
 from cdc.core.progress import TableProgress
 from cdc.core.records import Batch, ChangeEvent
-from cdc.core.topics import heartbeat_topic, sanitize_topic, transaction_topic
-from cdc.core.transactions import TransactionTracker
+from cdc.core.source import SourceSettings
+from cdc.core.topics import heartbeat_topic, sanitize_topic
 from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres import chunks
 from cdc.sources.postgres import pgoutput as po
@@ -85,28 +84,19 @@ class PostgresSource:
         config.declare(CORE_OPTIONS).declare(POSTGRES_OPTIONS)
         self.config = config
         self.settings = ConnectionSettings.from_config(config)
-        self.prefix: str = config.get("topic.prefix")
+        common = SourceSettings.from_config(config)
+        self.prefix, self.tombstones, self.max_batch = common.prefix, common.tombstones, common.max_batch
+        self.table_filter, self.column_filter, self.key_spec = common.table_filter, common.column_filter, common.key_spec
         self.slot: str = config.get("slot.name")
         self.publication: str = config.get("publication.name")
         self.snapshot_mode: str = config.get("snapshot.mode")
-        self.tombstones: bool = config.get("tombstones.on.delete")
-        self.max_batch: int = config.get("max.batch.size")
-        self.table_filter = NameFilter(config.get("table.include.list"), config.get("table.exclude.list"))
-        self.column_filter = NameFilter(None, config.get("column.exclude.list"))
-        try:
-            self.key_spec = parse_key_columns(config.get("message.key.columns"))
-        except ValueError as exc:
-            raise SourceError(str(exc)) from None
         self.modes = TypeModes(
             decimal_handling_mode=config.get("decimal.handling.mode"),
             time_precision_mode=config.get("time.precision.mode"),
             binary_handling_mode=config.get("binary.handling.mode"),
             interval_handling_mode=config.get("interval.handling.mode"),
         )
-        self.tx_tracker = (
-            TransactionTracker(transaction_topic(self.prefix, config.get("transaction.topic")))
-            if config.get("provide.transaction.metadata") else None
-        )
+        self.tx_tracker = common.transaction_tracker()
         self.heartbeat_s = config.get("heartbeat.interval.ms") / 1000
         self.heartbeat_query: str | None = config.get("heartbeat.action.query")
         self._conn: psycopg.Connection | None = None

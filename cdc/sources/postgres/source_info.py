@@ -4,28 +4,12 @@ from __future__ import annotations
 from typing import Any
 
 from cdc.core import connect
+from cdc.core.source_info import common_fields
 from cdc.version import VERSION
-
-SNAPSHOT_ENUM = {
-    "type": "string",
-    "optional": True,
-    "name": "io.debezium.data.Enum",
-    "version": 1,
-    "parameters": {"allowed": "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"},
-    "default": "false",
-}
 
 SOURCE_SCHEMA: dict[str, Any] = connect.struct(
     [
-        connect.field("version", connect.STRING),
-        connect.field("connector", connect.STRING),
-        connect.field("name", connect.STRING),
-        connect.field("ts_ms", connect.INT64),
-        connect.field("snapshot", SNAPSHOT_ENUM),
-        connect.field("db", connect.STRING),
-        connect.field("sequence", connect.OPTIONAL_STRING),
-        connect.field("ts_us", connect.OPTIONAL_INT64),
-        connect.field("ts_ns", connect.OPTIONAL_INT64),
+        *common_fields(),
         connect.field("schema", connect.STRING),
         connect.field("table", connect.STRING),
         connect.field("txId", connect.OPTIONAL_INT64),

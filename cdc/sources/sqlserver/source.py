@@ -30,10 +30,10 @@ from cdc.config import CORE_OPTIONS, Config, Option
 from cdc.core import signals as sig
 from cdc.core.envelope import OP_READ
 from cdc.core.errors import CdcError, ConfigError, SourceError
-from cdc.core.filters import NameFilter, parse_key_columns
-from cdc.core.incremental import ChunkError, IncrementalSnapshot, TableTask
+from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.schema_change import SchemaChangeEvents
+from cdc.core.source import SourceSettings
 from cdc.core.signal_handler import SignalHandler
 from cdc.core.topics import sanitize_topic, transaction_topic
 from cdc.core.transactions import TransactionTracker
@@ -78,12 +78,8 @@ class SqlServerSource:
         self._connect: Connect = connect or (lambda db: OdbcConnection(self.settings, db))
         self.clock = clock or time.time_ns
         self._sleep = sleep or time.sleep
-        self.table_filter = NameFilter(config.get("table.include.list"), config.get("table.exclude.list"))
-        self.column_filter = NameFilter(None, config.get("column.exclude.list"))
-        try:
-            self.key_spec = parse_key_columns(config.get("message.key.columns"))
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
+        common = SourceSettings.from_config(config)
+        self.table_filter, self.column_filter, self.key_spec = common.table_filter, common.column_filter, common.key_spec
         self.modes = TypeModes(config.get("decimal.handling.mode"), config.get("time.precision.mode"),
                                config.get("binary.handling.mode"))
         self.poll_s = config.get("poll.interval.ms") / 1000
@@ -241,16 +237,8 @@ class SqlServerSource:
     def _queue_initial_snapshot(self, stream: DatabaseStream) -> None:
         """snapshot.resumable: the rows of the first snapshot are read as an incremental snapshot of the
         database's tables, in key chunks with the progress in the offset; keyless tables are read whole."""
-        keys = {name: has_key for name, has_key in self._captured_keys().items()
-                if name.startswith(f"{stream.database}.")}
-        keyed = sorted(name for name, has_key in keys.items() if has_key)
-        keyless = sorted(name for name, has_key in keys.items() if not has_key)
-        if keyless:
-            log.warning("snapshot.resumable: %s %s no primary key: read whole, not in resumable chunks",
-                        ", ".join(keyless), "has" if len(keyless) == 1 else "have")
-            self._signal_handler.blocking.append({"tables": keyless, "conditions": {}})
-        if keyed:
-            self._incr.add([TableTask(name) for name in keyed])
+        self._signal_handler.queue_initial_snapshot({name: has_key for name, has_key in self._captured_keys().items()
+                                                     if name.startswith(f"{stream.database}.")})
 
     def _between_polls(self, stream: DatabaseStream) -> Iterator[Batch]:
         """Where the stream stands between two polls: file / Kafka signals, blocking snapshots, and the
