@@ -37,6 +37,7 @@ from cdc.core.progress import TableProgress
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.schema import Table, parse_table_id
 from cdc.core.schema_change import SchemaChangeEvents
+from cdc.core.snapshot_marks import SnapshotMarks
 from cdc.core.source import SourceSettings
 from cdc.core.schema_history import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
 from cdc.core.signal_handler import SignalHandler
@@ -480,8 +481,6 @@ class MySqlSource:
         self._position = {"file": point.file, "pos": point.pos, "gtids": point.gtids, "event": 0, "row": 0,
                           "server_id": info.server_id, "ts_sec": int(time.time()), "snapshot_completed": True,
                           **({"snapshot_only": True} if final else {})}
-        if last is not None:
-            last.value["source"] = {**last.value["source"], "snapshot": "last"}
         if chunked:  # the rows come in chunks while streaming; the queue is in this very offset
             self._signal_handler.queue_initial_snapshot(self._captured_keys())
         yield Batch([last] if last is not None else [], self._offset(self._position), caught_up=final)
@@ -498,8 +497,7 @@ class MySqlSource:
         assert info is not None
         fetch = self.config.get("snapshot.fetch.size")
         progress_mode = self.config.get("snapshot.progress")
-        pending: ChangeEvent | None = None
-        first_overall = True
+        marks = SnapshotMarks()
         seq = 0
         file_index = position_key(point.file, 0)[0]
         for database, table, _ddl in read.tables:
@@ -511,7 +509,7 @@ class MySqlSource:
             progress = TableProgress(state.qualified, snap.estimate_rows(conn, database, table), progress_mode)
             shared = source_block(self.flavor, self.prefix, database, table, ts_ms=ts_ms, server_id=info.server_id,
                                   file=point.file, pos=point.pos, snapshot="true")
-            first_in_table = True
+            marks.start_table()
             envelope = state.envelope
             row = state.row
             for rows in snap.select_rows(conn, database, table, fetch):
@@ -519,26 +517,16 @@ class MySqlSource:
                 events: list[ChangeEvent] = []
                 for values in rows:
                     seq += 1
-                    source = shared
-                    if first_overall:
-                        source = {**shared, "snapshot": "first"}
-                        first_overall = False
-                    elif first_in_table:
-                        source = {**shared, "snapshot": "first_in_data_collection"}
-                    first_in_table = False
-                    event = envelope.event(OP_READ, None, row(values), source, position=(file_index, point.pos, 0, seq), ts=ts)
-                    if pending is not None:
-                        events.append(pending)
-                    pending = event
+                    marks.hold(envelope.event(OP_READ, None, row(values), marks.source(shared),
+                                              position=(file_index, point.pos, 0, seq), ts=ts), events)
                 progress.advance(len(rows))
                 if events:
                     yield Batch(events)
                 if self._stopping:
                     raise SourceError("stopped during the snapshot; it starts again on the next run")
-            if pending is not None and pending.table_id == state.qualified and pending.value["source"]["snapshot"] != "first":
-                pending.value["source"] = {**pending.value["source"], "snapshot": "last_in_data_collection"}
+            marks.end_table(state.qualified)
             progress.done()
-        return pending
+        return marks.finish()
 
     # ---- per-table state --------------------------------------------------------------------
 

@@ -41,6 +41,7 @@ from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.signal_handler import SignalHandler
 from cdc.core.progress import TableProgress
 from cdc.core.records import Batch, ChangeEvent
+from cdc.core.snapshot_marks import SnapshotMarks
 from cdc.core.source import SourceSettings
 from cdc.core.topics import heartbeat_topic, sanitize_topic
 from cdc.sources.postgres import catalog as cat
@@ -335,15 +336,14 @@ class PostgresSource:
             ).fetchall()) if tables else {}
             ordered = sorted(tables, key=lambda t: t.qualified)
             log.info("snapshot of %d tables at %s", len(ordered), po.format_lsn(lsn))
-            pending: ChangeEvent | None = None  # held back one event to mark first/last
-            first_overall = True
+            marks = SnapshotMarks()
             fetch = self.config.get("snapshot.fetch.size")
             progress_mode = self.config.get("snapshot.progress")
             seq = 0
             for table in ordered:
                 state = self._table_state(table, table.columns)
                 progress = TableProgress(table.qualified, estimates.get(table.oid), progress_mode)
-                first_in_table = True
+                marks.start_table()
                 names = [c.name for c in table.columns]
                 for rows in copy_rows(conn, table.schema, table.name, names, batch_rows=fetch):
                     events: list[ChangeEvent] = []
@@ -355,33 +355,22 @@ class PostgresSource:
                     row = state.row
                     for values in rows:
                         seq += 1
-                        source = shared
-                        if first_overall:
-                            source = {**shared, "snapshot": "first"}
-                            first_overall = False
-                        elif first_in_table:
-                            source = {**shared, "snapshot": "first_in_data_collection"}
-                        first_in_table = False
-                        event = envelope.event(OP_READ, None, row(values), source, position=(lsn, 0, seq), ts=ts)
-                        if pending is not None:
-                            events.append(pending)
-                        pending = event
+                        marks.hold(envelope.event(OP_READ, None, row(values), marks.source(shared),
+                                                  position=(lsn, 0, seq), ts=ts), events)
                     progress.advance(len(rows))
                     if events:
                         yield Batch(events)
                     if self._stopping:
                         raise SourceError("stopped during the snapshot; it starts again on the next run")
-                if pending is not None and pending.table_id == table.qualified and pending.value["source"]["snapshot"] != "first":
-                    pending.value["source"] = {**pending.value["source"], "snapshot": "last_in_data_collection"}
+                marks.end_table(table.qualified)
                 progress.done()
             conn.execute("COMMIT")
         finally:
             conn.close()
         self._position = {"lsn": lsn, "txId": None, "ts_usec": time.time_ns() // 1000,
                           "snapshot_completed": True, **({"snapshot_only": True} if final else {})}
-        if pending is not None:
-            pending.value["source"] = {**pending.value["source"], "snapshot": "last"}
-        yield Batch([pending] if pending is not None else [], dict(self._position))
+        last = marks.finish()
+        yield Batch([last] if last is not None else [], dict(self._position))
 
     # ---- streaming --------------------------------------------------------------------------
 
