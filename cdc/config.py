@@ -203,6 +203,8 @@ CORE_OPTIONS: tuple[Option, ...] = (
     Option("snapshot.mode", str, "initial", "When to snapshot the captured tables.",
            choices=("initial", "never", "initial_only", "when_needed", "no_data", "always")),
     Option("tombstones.on.delete", bool, True, "Follow each delete event with a tombstone (null value)."),
+    Option("skipped.operations", list, ["t"], "Operations not to emit: c, u, d, t (truncate), or none. As in "
+           "Debezium, truncates are skipped unless this says otherwise."),
     Option("provide.transaction.metadata", bool, False, "Emit BEGIN/END events and a transaction block in every event."),
     Option("transaction.topic", str, None, "Topic of transaction events (default: <topic.prefix>.transaction)."),
     Option("include.schema.changes", bool, True, "Emit schema change events on the <topic.prefix> topic."),

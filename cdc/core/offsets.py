@@ -64,8 +64,8 @@ class FileOffsetStore:
             raise OffsetStoreError(
                 f"offset file {self.path} is corrupt ({exc})",
                 fix=(
-                    f"restore it from a backup, or move it away to start over "
-                    f"(a new start follows snapshot.mode and may re-read or skip changes)"
+                    "restore it from a backup, or move it away to start over "
+                    "(a new start follows snapshot.mode and may re-read or skip changes)"
                 ),
             ) from None
         return data["offsets"]

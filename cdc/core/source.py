@@ -47,6 +47,7 @@ class SourceSettings:
     key_spec: dict[str, list[str]]
     include_schema_changes: bool
     transaction_topic: str | None  # None: provide.transaction.metadata is off
+    skipped_operations: frozenset[str]  # of c, u, d, t
 
     @classmethod
     def from_config(cls, config: Config) -> "SourceSettings":
@@ -65,6 +66,7 @@ class SourceSettings:
             include_schema_changes=config.get("include.schema.changes"),
             transaction_topic=(transaction_topic(prefix, config.get("transaction.topic"))
                                if config.get("provide.transaction.metadata") else None),
+            skipped_operations=frozenset(op.strip() for op in config.get("skipped.operations") or ()) - {"none", ""},
         )
 
     def transaction_tracker(self) -> TransactionTracker | None:

@@ -32,7 +32,7 @@ def payloads(records: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 
 def test_insert_update_delete_truncate_message(pg_db: dict[str, str], tmp_path: Path) -> None:
     sql(pg_db, "CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, qty int)")
-    with Pipeline({**pg_db, "snapshot.mode": "no_data"}, tmp_path / "o.json") as p:
+    with Pipeline({**pg_db, "snapshot.mode": "no_data", "skipped.operations": "none"}, tmp_path / "o.json") as p:
         p.wait_ready()
         sql(pg_db,
             "INSERT INTO items VALUES (1, 'apple', 3), (2, 'pear', NULL)",
@@ -179,3 +179,20 @@ def test_filtered_publication_holds_only_the_included_tables(pg_db: dict[str, st
     with psycopg.connect(pg_db["dsn"]) as conn:
         tables = conn.execute("SELECT tablename FROM pg_publication_tables WHERE pubname = 'cdc_test_pub'").fetchall()
     assert tables == [("a",)]
+
+
+def test_skipped_operations_default_skips_truncate(pg_db: dict[str, str], tmp_path: Path) -> None:
+    """As Debezium 3: truncates are left out unless skipped.operations says otherwise; c/u/d too on request."""
+    sql(pg_db, "CREATE TABLE s (id int PRIMARY KEY, v int)")
+    with Pipeline({**pg_db, "snapshot.mode": "no_data"}, tmp_path / "o.json") as p:
+        p.wait_ready()
+        sql(pg_db, "INSERT INTO s VALUES (1, 1)", "TRUNCATE s", "INSERT INTO s VALUES (2, 2)")
+        got = p.wait_count(2, topic="dbz.public.s")
+    assert [r["value"]["payload"]["op"] for r in got] == ["c", "c"]
+    with Pipeline({**pg_db, "snapshot.mode": "no_data", "skipped.operations": "c,d"}, tmp_path / "o.json") as p:
+        p.wait_ready()
+        sql(pg_db, "INSERT INTO s VALUES (3, 3)", "UPDATE s SET v = 30 WHERE id = 3", "DELETE FROM s WHERE id = 3")
+        sql(pg_db, "INSERT INTO s VALUES (4, 4)", "UPDATE s SET v = 40 WHERE id = 4")  # a marker after them
+        got = p.wait_count(2, topic="dbz.public.s")
+    assert [(r["value"]["payload"]["op"], r["value"]["payload"]["after"]) for r in got] == [
+        ("u", {"id": 3, "v": 30}), ("u", {"id": 4, "v": 40})]

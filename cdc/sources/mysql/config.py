@@ -33,8 +33,6 @@ MYSQL_OPTIONS: tuple[Option, ...] = (
            choices=("long", "precise")),
     Option("include.query", bool, False, "Put the SQL statement of each row change in source.query "
            "(needs binlog_annotate_row_events on MariaDB, binlog_rows_query_log_events on MySQL)."),
-    Option("skipped.operations", str, "t", "Operations not to emit, comma-separated (c, u, d, t), or none. "
-           "Debezium skips truncate (t) by default."),
     Option("include.schema.comments", bool, False, "Keep table and column comments in the schema and in events."),
     Option("schema.history.internal", str, "file", "Where the schema history is kept: file, kafka, or a plugin name "
            "(Debezium's class names are accepted)."),

@@ -147,7 +147,7 @@ class MySqlSource:
         self.tx_tracker = common.transaction_tracker()
         self.include_schema_changes = common.include_schema_changes
         self.include_query: bool = config.get("include.query")
-        self.skipped_operations = {op.strip() for op in (config.get("skipped.operations") or "t").split(",")} - {"none"}
+        self.skipped_operations = common.skipped_operations
         self.only_captured_tables_ddl: bool = config.get("schema.history.internal.store.only.captured.tables.ddl")
         self.only_captured_databases_ddl: bool = config.get("schema.history.internal.store.only.captured.databases.ddl")
         self.heartbeat_s = max(config.get("binlog.heartbeat.interval.ms"), 1) / 1000

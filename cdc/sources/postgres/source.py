@@ -58,6 +58,7 @@ from cdc.sources.postgres.types import TypeModes, TypeRegistry
 log = logging.getLogger(__name__)
 
 IDLE_S = 0.5
+_OPS = {po.Insert: "c", po.Update: "u", po.Delete: "d"}
 
 MESSAGE_KEY_SCHEMA = ConnectSchema(connect.struct(
     [connect.field("prefix", connect.OPTIONAL_STRING)], optional=False, name="io.debezium.connector.postgresql.MessageKey"))
@@ -98,6 +99,7 @@ class PostgresSource:
             interval_handling_mode=config.get("interval.handling.mode"),
         )
         self.tx_tracker = common.transaction_tracker()
+        self.skipped_operations = common.skipped_operations
         self.heartbeat_s = config.get("heartbeat.interval.ms") / 1000
         self.heartbeat_query: str | None = config.get("heartbeat.action.query")
         self._conn: psycopg.Connection | None = None
@@ -552,7 +554,7 @@ class PostgresSource:
                     self._change_events(events, state, message, kind, xid, change_lsn, commit_us, last_commit_lsn,
                                         final_lsn, tombstones)
             elif kind is po.Truncate:
-                for relid in message.relids:
+                for relid in message.relids if "t" not in self.skipped_operations else ():
                     state = relations.get(relid)
                     if state is None:
                         continue
@@ -582,6 +584,8 @@ class PostgresSource:
     def _change_events(self, events: list[ChangeEvent], state: TableState, message: Any, kind: type,
                        xid: int, lsn: int, commit_us: int, last_commit_lsn: int | None, final_lsn: int,
                        tombstones: bool) -> None:
+        if _OPS[kind] in self.skipped_operations:
+            return
         source = state.source(self.prefix, self.settings.dbname, xid=xid, commit_us=commit_us, lsn=lsn,
                               last_commit_lsn=last_commit_lsn)
         tx = self.tx_tracker
