@@ -223,3 +223,12 @@ def test_truncate_and_skipped_operations(mysql_server: dict[str, Any], mysql_db:
         sql(mysql_server, db, "TRUNCATE t", "INSERT INTO t VALUES (4)")
         got = p.wait_count(2, topic=f"dbz.{db}.t")
     assert [r["value"]["payload"]["op"] for r in got] == ["r", "c"]
+
+
+def test_heartbeats_on_a_quiet_binlog(mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path) -> None:
+    with pipeline(mysql_db, tmp_path, **{"snapshot.mode": "no_data", "heartbeat.interval.ms": "300"}) as p:
+        p.wait_ready()
+        beats = p.wait_count(2, topic="__debezium-heartbeat.dbz", timeout=20)
+    assert beats[0]["key"]["payload"] == {"serverName": "dbz"}
+    assert beats[0]["value"]["schema"]["name"] == "io.debezium.connector.common.Heartbeat"
+    assert beats[1]["value"]["payload"]["ts_ms"] >= beats[0]["value"]["payload"]["ts_ms"] + 250

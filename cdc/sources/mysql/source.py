@@ -32,6 +32,7 @@ from cdc.core.envelope import OP_CREATE, OP_DELETE, OP_READ, OP_UPDATE, now_ts
 from cdc.core.errors import SchemaHistoryError, SourceError
 from cdc.core import signals as sig
 from cdc.core.filters import NameFilter
+from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.progress import TableProgress
 from cdc.core.records import Batch, ChangeEvent
@@ -152,6 +153,7 @@ class MySqlSource:
         self.only_captured_databases_ddl: bool = config.get("schema.history.internal.store.only.captured.databases.ddl")
         self.heartbeat_s = max(config.get("binlog.heartbeat.interval.ms"), 1) / 1000
         self.history = open_history(config)
+        self.heartbeat = Heartbeat(self.prefix, config.get("heartbeat.topics.prefix"), config.get("heartbeat.interval.ms"))
         # signals and incremental snapshots (cdc.core.signals, cdc.core.incremental)
         self.signal_table: str | None = config.get("signal.data.collection")
         channels = config.get("signal.enabled.channels")
@@ -608,6 +610,9 @@ class MySqlSource:
             kind = type(event)
             if kind is bl.HeartbeatLogEvent:
                 if not tx.active:
+                    beat = self.heartbeat.due()
+                    if beat is not None:
+                        events.append(beat)
                     yield from self._between_transactions(events)
                 if events or not tx.active:
                     yield Batch(events, None if tx.active else self._offset(self._position), caught_up=not tx.active)

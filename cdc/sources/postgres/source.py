@@ -37,13 +37,14 @@ from cdc.core.connect import ConnectSchema
 from cdc.core.envelope import OP_CREATE, OP_DELETE, OP_MESSAGE, OP_READ, OP_UPDATE, now_ts
 from cdc.core.errors import CdcError, SourceError
 from cdc.core import signals as sig
+from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.signal_handler import SignalHandler
 from cdc.core.progress import TableProgress
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.snapshot_marks import SnapshotMarks
 from cdc.core.source import SourceSettings
-from cdc.core.topics import heartbeat_topic, sanitize_topic
+from cdc.core.topics import sanitize_topic
 from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres import chunks
 from cdc.sources.postgres import pgoutput as po
@@ -72,10 +73,7 @@ MESSAGE_VALUE_SCHEMA = ConnectSchema(connect.struct(
             optional=True, name="io.debezium.connector.postgresql.Message")),
     ],
     optional=False, name="io.debezium.connector.postgresql.MessageValue"))
-HEARTBEAT_KEY_SCHEMA = ConnectSchema(connect.struct(
-    [connect.field("serverName", connect.STRING)], optional=False, name="io.debezium.connector.common.ServerNameKey"))
-HEARTBEAT_VALUE_SCHEMA = ConnectSchema(connect.struct(
-    [connect.field("ts_ms", connect.INT64)], optional=False, name="io.debezium.connector.common.Heartbeat"))
+
 
 
 class PostgresSource:
@@ -100,7 +98,7 @@ class PostgresSource:
         )
         self.tx_tracker = common.transaction_tracker()
         self.skipped_operations = common.skipped_operations
-        self.heartbeat_s = config.get("heartbeat.interval.ms") / 1000
+        self.heartbeat = Heartbeat(self.prefix, config.get("heartbeat.topics.prefix"), config.get("heartbeat.interval.ms"))
         self.heartbeat_query: str | None = config.get("heartbeat.action.query")
         self._conn: psycopg.Connection | None = None
         self._repl_conn: psycopg.Connection | None = None
@@ -463,7 +461,6 @@ class PostgresSource:
         skipping_tx = False
         in_tx = False
         last_change: int | None = None
-        last_heartbeat = time.monotonic()
         max_batch = self.max_batch
         decode = po.decode
         relations = self._relations
@@ -478,9 +475,9 @@ class PostgresSource:
 
         for data in stream.messages(IDLE_S):
             if data.__class__ is str:  # DRAINED or IDLE: hand over what we have
-                if data is IDLE and self.heartbeat_s and time.monotonic() - last_heartbeat >= self.heartbeat_s:
-                    last_heartbeat = time.monotonic()
-                    events.append(self._heartbeat())
+                beat = self.heartbeat.due() if data is IDLE else None
+                if beat is not None:
+                    events.append(beat)
                     self._run_heartbeat_query()
                 self._signal_handler.poll_channels(events, (final_lsn, last_change or 0))
                 if self._signal_handler.blocking and not in_tx and incr.window is None:  # not inside a chunk's window
@@ -628,11 +625,6 @@ class PostgresSource:
                  "message": {"prefix": message.prefix, "content": base64.b64encode(message.content).decode()}}
         return ChangeEvent(sanitize_topic(f"{self.prefix}.message"), MESSAGE_KEY_SCHEMA, {"prefix": message.prefix},
                            MESSAGE_VALUE_SCHEMA, value)
-
-    def _heartbeat(self) -> ChangeEvent:
-        ms, _, _ = now_ts()
-        return ChangeEvent(heartbeat_topic(self.prefix, self.config.get("heartbeat.topics.prefix")),
-                           HEARTBEAT_KEY_SCHEMA, {"serverName": self.prefix}, HEARTBEAT_VALUE_SCHEMA, {"ts_ms": ms})
 
     def _run_heartbeat_query(self) -> None:
         if not self.heartbeat_query:
