@@ -104,8 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--config", help="read properties from this file first (TOML or .properties)")
         p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="set any property")
         seen: set[str] = set()
-        _add_options(p, CORE_OPTIONS, seen)
-        _add_options(p, getattr(source_cls, "options", ()), seen)
+        # A source may redeclare a core option (its own snapshot modes, its default time mode).
+        merged = {o.name: o for o in CORE_OPTIONS}
+        merged.update({o.name: o for o in getattr(source_cls, "options", ())})
+        _add_options(p, list(merged.values()), seen)
         _add_options(p, sink_options, seen)
     return parser
 
