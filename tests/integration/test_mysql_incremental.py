@@ -257,3 +257,102 @@ def test_kill_9_during_a_resumable_initial_snapshot(mysql_server: dict[str, Any]
     assert all(i > stored["last_key"][0] for i in second_run)
     nokey = (tmp_path / "out" / f"dbz.{db}.nokey.jsonl").read_text().splitlines()
     assert [json.loads(line)["value"]["payload"]["after"] for line in nokey] == [{"v": 1}]  # read whole
+
+
+def test_read_only_incremental_snapshot_uses_binlog_positions(mysql_server: dict[str, Any], mysql_db: dict[str, str],
+                                                              tmp_path: Path) -> None:
+    """read.only: no signal table, nothing written; the windows are binlog positions read before
+    and after each chunk, and the result is as exact as with watermark rows."""
+    db = mysql_db["db"]
+    topic = f"dbz.{db}.t"
+    sql(mysql_server, db, "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)",
+        "INSERT INTO t SELECT seq, 0 FROM seq_1_to_20000")
+    signals = tmp_path / "signals.jsonl"
+    signals.write_text("")
+    stop = threading.Event()
+
+    def writer() -> None:
+        conn = pymysql.connect(**mysql_server, database=db, autocommit=True)
+        n = 0
+        with conn.cursor() as cur:
+            while not stop.is_set():
+                n += 1
+                cur.execute("UPDATE t SET v = v + 1 WHERE id = %s", ((n * 7919) % 20000 + 1,))
+                cur.execute("DELETE FROM t WHERE id = %s", ((n * 104729) % 20000 + 1,))
+        conn.close()
+
+    props = {"snapshot.mode": "no_data", "read.only": "true", "signal.enabled.channels": "file",
+             "signal.file": str(signals), "incremental.snapshot.chunk.size": "500"}
+    with pipeline(mysql_db, tmp_path, **props) as p:
+        p.wait_ready()
+        thread = threading.Thread(target=writer)
+        thread.start()
+        try:
+            with open(signals, "a") as handle:
+                handle.write(json.dumps({"id": "ro-1", "type": "execute-snapshot",
+                                         "data": {"data-collections": [f"{db}.t"]}}) + "\n")
+            p.wait_for(lambda rs: any(r["value"] and r["value"]["payload"].get("op") == "r" for r in rs
+                                      if r["topic"] == topic), timeout=30)
+            deadline = time.monotonic() + 120
+            while p.source._incr.active and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert not p.source._incr.active, "the incremental snapshot did not finish"
+        finally:
+            stop.set()
+            thread.join()
+        sql(mysql_server, db, "INSERT INTO t VALUES (0, 42)")
+        records = p.wait_for(lambda rs: any(r["value"] and (r["value"]["payload"].get("after") or {}).get("v") == 42
+                                            for r in rs if r["topic"] == topic), timeout=60)
+    reads = [r["value"]["payload"] for r in records if r["topic"] == topic and r["value"]
+             and r["value"]["payload"]["op"] == "r"]
+    assert len(reads) > 15000 and len({r["after"]["id"] for r in reads}) == len(reads)
+    assert apply(records, topic) == table(mysql_server, db)
+    conn = pymysql.connect(**mysql_server, database=db)
+    with conn.cursor() as cur:
+        cur.execute("SHOW TABLES")
+        assert [r[0] for r in cur.fetchall()] == ["t"]  # nothing was created or written for the snapshot
+    conn.close()
+
+
+def test_read_only_window_drops_a_row_changed_after_its_read(mysql_server: dict[str, Any], mysql_db: dict[str, str],
+                                                             tmp_path: Path) -> None:
+    """Deterministic: right after each chunk is read (inside its window), the first row of the chunk
+    is updated. That row must come only from the stream, with the new value; no stale read."""
+    db = mysql_db["db"]
+    topic = f"dbz.{db}.t"
+    sql(mysql_server, db, "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)", "INSERT INTO t SELECT seq, 0 FROM seq_1_to_1000")
+    signals = tmp_path / "signals.jsonl"
+    signals.write_text("")
+    props = {"snapshot.mode": "no_data", "read.only": "true", "signal.enabled.channels": "file",
+             "signal.file": str(signals), "incremental.snapshot.chunk.size": "100"}
+    changed: list[int] = []
+    with pipeline(mysql_db, tmp_path, **props) as p:
+        p.wait_ready()
+        reader = p.source._reader
+        original = reader.read
+
+        def read_then_change(task: Any, limit: int) -> Any:
+            rows = original(task, limit)
+            if rows:
+                key = rows[0][0][0]
+                sql(mysql_server, db, f"UPDATE t SET v = 7 WHERE id = {key}")
+                changed.append(key)
+            return rows
+
+        reader.read = read_then_change  # type: ignore[method-assign]
+        with open(signals, "a") as handle:
+            handle.write(json.dumps({"id": "ro-2", "type": "execute-snapshot",
+                                     "data": {"data-collections": [f"{db}.t"]}}) + "\n")
+        deadline = time.monotonic() + 60
+        while (not changed or p.source._incr.active) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        sql(mysql_server, db, "INSERT INTO t VALUES (0, 42)")
+        records = p.wait_for(lambda rs: any(r["value"] and (r["value"]["payload"].get("after") or {}).get("v") == 42
+                                            for r in rs if r["topic"] == topic), timeout=30)
+        dropped = p.source._incr.rows_dropped
+    assert changed == list(range(1, 1001, 100))
+    reads = {r["value"]["payload"]["after"]["id"] for r in records if r["topic"] == topic
+             and r["value"]["payload"]["op"] == "r"}
+    assert reads == set(range(1, 1001)) - set(changed)
+    updates = [r["value"]["payload"]["after"] for r in records if r["topic"] == topic and r["value"]["payload"]["op"] == "u"]
+    assert updates == [{"id": key, "v": 7} for key in changed] and dropped == len(changed)

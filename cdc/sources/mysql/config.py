@@ -44,6 +44,9 @@ MYSQL_OPTIONS: tuple[Option, ...] = (
            "Record only the DDL of captured tables (and of databases) in the schema history."),
     Option("schema.history.internal.store.only.captured.databases.ddl", bool, False,
            "Record only the DDL of captured databases in the schema history."),
+    Option("read.only", bool, False, "Incremental snapshots without writing to the database: each chunk's "
+           "watermarks are the binlog positions before and after it is read, not rows in the signal table "
+           "(send signals through the file or Kafka channel)."),
     Option("errors.max.retries", int, 5, "Attempts to reconnect after the connection to the server broke."),
     Option("retriable.restart.connector.wait.ms", int, 500, "First pause before reconnecting; doubles each attempt."),
     Option("binlog.heartbeat.interval.ms", int, 500, "How often the server sends a heartbeat on an idle binlog, "

@@ -51,6 +51,7 @@ from cdc.sources.mysql.connection import (
     ConnectionSettings,
     ServerInfo,
     binlog_files,
+    binlog_position,
     is_connection_lost,
     position_key,
     server_checks,
@@ -159,11 +160,14 @@ class MySqlSource:
         channels = config.get("signal.enabled.channels")
         self.signal_source = "source" in channels and bool(self.signal_table)
         self.resumable: bool = config.get("snapshot.resumable")
+        self.read_only: bool = config.get("read.only")
+        # read.only: a chunk's watermarks are binlog positions, fired as the stream passes them
+        self._marks: list[tuple[tuple[int, str, int], str, str]] = []
         self._reader = chunks.MySqlChunkReader(self)
         self._signals = chunks.SignalWriter(self._reader.connection, self.signal_table) if self.signal_table else None
         self._incr = IncrementalSnapshot(self._reader, self._write_watermark, config.get("incremental.snapshot.chunk.size"))
         self._signal_handler = SignalHandler(self._incr, captured_keys=self._captured_keys,
-                                             watermarks_writable=self.signal_source,
+                                             watermarks_writable=self.signal_source or self.read_only,
                                              channels=sig.polled_channels(config))
         self.info: ServerInfo | None = None
         self._conn: pymysql.connections.Connection | None = None
@@ -245,6 +249,13 @@ class MySqlSource:
                 if self.table_model(t.id.catalog or "", t.id.table) is not None}
 
     def _write_watermark(self, kind: str, chunk_id: str) -> None:
+        if self.read_only:  # no write: the binlog's end now is where the window opens / closes
+            try:
+                file, pos = binlog_position(self._reader.connection())
+            except (pymysql.MySQLError, SourceError) as exc:
+                raise ChunkError(f"cannot read the binlog position for a watermark: {exc}") from None
+            self._marks.append((position_key(file, pos), kind, chunk_id))
+            return
         if self._signals is None or not self.signal_source:
             raise ChunkError("incremental snapshots need the signal table (signal.data.collection, channel "
                              "'source') to write their watermarks")
@@ -274,6 +285,14 @@ class MySqlSource:
             return self._signal_handler.send(id_, type_, data)
         except sig.SignalError as exc:
             raise SourceError(str(exc)) from None
+
+    def _fire_marks(self, upto: tuple[int, str, int], events: list[ChangeEvent]) -> None:
+        """read.only: the watermarks the stream has reached act as if read from the signal table."""
+        while self._marks and self._marks[0][0] <= upto:
+            key, kind, chunk_id = self._marks.pop(0)
+            suffix = "open" if kind == sig.WINDOW_OPEN else "close"
+            signal = sig.Signal(f"{chunk_id}-{suffix}", kind, {}, "binlog")
+            self._signal_handler.on_signal(signal, events, (key[0], key[2]))
 
     def _offset(self, position: dict[str, Any]) -> dict[str, Any]:
         """An offset to hand out: the binlog position plus what signals must keep across a restart."""
@@ -609,6 +628,8 @@ class MySqlSource:
                 continue
             kind = type(event)
             if kind is bl.HeartbeatLogEvent:
+                if self._marks and not tx.active:  # caught up: every watermark is behind us
+                    self._fire_marks(position_key(file, bl.event_end(event) or int(self._position["pos"])), events)
                 if not tx.active:
                     beat = self.heartbeat.due()
                     if beat is not None:
@@ -627,6 +648,8 @@ class MySqlSource:
             if kind is bl.MariadbGtidEvent or kind is bl.GtidEvent:
                 # A MariaDB GTID flagged standalone precedes a DDL, which ends the group itself.
                 tx.start(file, bl.event_start(event, stream), event.gtid)
+                if self._marks:
+                    self._fire_marks(position_key(file, tx.pos), events)
                 continue
             if kind is bl.TableMapEvent:
                 self._name_columns(stream, event)
@@ -640,6 +663,8 @@ class MySqlSource:
                 if upper.startswith("BEGIN"):
                     if not tx.active or tx.gtid is None or tx.row_events:
                         tx.start(file, bl.event_start(event, stream), tx.gtid if tx.active else None)
+                        if self._marks:
+                            self._fire_marks(position_key(file, tx.pos), events)
                     tx.thread = event.slave_proxy_id
                     continue
                 if upper.startswith("COMMIT") or upper.startswith("ROLLBACK"):
