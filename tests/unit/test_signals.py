@@ -189,3 +189,11 @@ def test_file_channel_reads_whole_lines_once(tmp_path: Path) -> None:
         f.write("}\n")
     assert [s.id for s in channel.poll()] == ["2"]
     assert channel.poll() == [] and channel.position == path.stat().st_size
+
+
+def test_read_only_visibility_of_a_chunk_snapshot() -> None:
+    """PostgreSQL read.only: which streamed transactions a chunk's snapshot already contains."""
+    from cdc.sources.postgres.chunks import Visibility
+
+    seen = Visibility(xmin=10, xmax=20, in_progress=frozenset({12, 15}), wal_lsn=1000)
+    assert [xid for xid in (5, 9, 10, 11, 12, 15, 19, 20, 25) if seen.sees(xid)] == [5, 9, 10, 11, 19]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import psycopg
@@ -99,13 +100,33 @@ def key_of(table: cat.CatalogTable, surrogate: str | None) -> tuple[list[str], l
     return key, [by_name[k].type_name for k in key], [names.index(k) for k in key]
 
 
+@dataclass(frozen=True)
+class Visibility:
+    """What a read-only chunk's transaction saw: its snapshot, and the WAL position just after it."""
+
+    xmin: int
+    xmax: int
+    in_progress: frozenset[int]
+    wal_lsn: int
+
+    def sees(self, xid: int) -> bool:
+        """Whether a transaction's changes are in the chunk (32-bit xids, as pgoutput gives them)."""
+        return xid < self.xmin or (xid < self.xmax and xid not in self.in_progress)
+
+
+_VISIBILITY = ("SELECT pg_snapshot_xmin(s)::text, pg_snapshot_xmax(s)::text, "
+               "ARRAY(SELECT pg_snapshot_xip(s))::text[], pg_current_wal_lsn() - '0/0' FROM pg_current_snapshot() s")
+
+
 class PgChunkReader:
-    """The :class:`cdc.core.incremental.ChunkReader` of PostgreSQL (READ COMMITTED, one query a chunk)."""
+    """The :class:`cdc.core.incremental.ChunkReader` of PostgreSQL: one query a chunk, READ COMMITTED;
+    with ``read.only`` inside a REPEATABLE READ transaction whose snapshot is kept in :attr:`visibility`."""
 
     def __init__(self, source: "PostgresSource") -> None:
         self.source = source
         self._conn: psycopg.Connection | None = None
         self._states: dict[str, tuple[int, TableState]] = {}
+        self.visibility: Visibility | None = None
 
     def _connection(self) -> psycopg.Connection:
         if self._conn is None or self._conn.closed:
@@ -148,8 +169,17 @@ class PgChunkReader:
         select = chunk_select(table, key, types, condition=task.condition, after=task.last_key,
                               upto=task.max_key, limit=limit)
         out: list[tuple[list[Any], ChangeEvent]] = []
+        conn = self._connection()
         try:
-            batches = list(copy_select(self._connection(), select, table.qualified, batch_rows=limit + 1))
+            if self.source.read_only:
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                xmin, xmax, xip, lsn = conn.execute(_VISIBILITY).fetchone()
+                wrap = 1 << 32  # pgoutput's xids are 32 bits
+                self.visibility = Visibility(int(xmin) % wrap, int(xmax) % wrap,
+                                             frozenset(int(x) % wrap for x in xip or ()), int(lsn))
+            batches = list(copy_select(conn, select, table.qualified, batch_rows=limit + 1))
+            if self.source.read_only:
+                conn.execute("COMMIT")
         except psycopg.Error as exc:
             self.close()
             raise ChunkError(f"reading a chunk failed: {str(exc).strip()}") from None

@@ -23,6 +23,9 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
     Option("status.update.interval.ms", int, 10000, "Most time between standby status updates to the server."),
     Option("unavailable.value.placeholder", str, "__debezium_unavailable_value",
            "Value given to unchanged TOASTed columns that the server did not send."),
+    Option("read.only", bool, False, "Incremental snapshots without writing to the database: each chunk is "
+           "read in a REPEATABLE READ transaction whose snapshot and WAL position bound its window, instead of "
+           "watermark rows in the signal table (send signals through the file or Kafka channel). PostgreSQL 13+."),
     Option("heartbeat.action.query", str, None, "SQL run on every heartbeat, e.g. to move the slot on a quiet database."),
     Option("errors.max.retries", int, 5, "Attempts to (re)connect before giving up."),
     Option("retriable.restart.connector.wait.ms", int, 500, "First pause before reconnecting; doubles each attempt."),

@@ -113,11 +113,13 @@ class PostgresSource:
         channels = config.get("signal.enabled.channels")
         self.signal_source = "source" in channels and bool(self.signal_table)
         self.resumable: bool = config.get("snapshot.resumable")
+        self.read_only: bool = config.get("read.only")
+        self._read_only_window: tuple[str, chunks.Visibility] | None = None  # read.only: (chunk id, what it saw)
         self._signals = chunks.SignalTable(self._catalog_conn, self.signal_table) if self.signal_table else None
         self._reader = chunks.PgChunkReader(self)
         self._incr = IncrementalSnapshot(self._reader, self._write_watermark, config.get("incremental.snapshot.chunk.size"))
         self._signal_handler = SignalHandler(self._incr, captured_keys=self._captured_keys,
-                                             watermarks_writable=self.signal_source,
+                                             watermarks_writable=self.signal_source or self.read_only,
                                              channels=sig.polled_channels(config))
         self._captured: dict[str, cat.CatalogTable] = {}
         self._signal_relid: int | None = None
@@ -489,6 +491,11 @@ class PostgresSource:
                 if incr.wants_chunk and not in_tx:  # signals of one transaction take effect together
                     self.stream_lsn = committed_lsn
                     incr.start_chunk()
+                    if self._read_only_window is not None:  # it opens at once: what follows may be newer
+                        self._read_only_mark(sig.WINDOW_OPEN, events, (final_lsn, last_change or 0))
+                if (self._read_only_window is not None and not in_tx
+                        and stream.received_lsn >= self._read_only_window[1].wal_lsn):
+                    self._read_only_mark(sig.WINDOW_CLOSE, events, (final_lsn, last_change or 0))
                 if events or data is IDLE:
                     batch = self._handover(events, offset_here(last_change if in_tx else None))
                     batch.caught_up = not in_tx
@@ -500,6 +507,9 @@ class PostgresSource:
             message = decode(data.payload)
             kind = type(message)
             if kind is po.Begin:
+                if self._read_only_window is not None and message.final_lsn >= self._read_only_window[1].wal_lsn:
+                    # every transaction the chunk could have seen has been streamed: emit the chunk
+                    self._read_only_mark(sig.WINDOW_CLOSE, events, (final_lsn, last_change or 0))
                 in_tx = True
                 xid = message.xid
                 final_lsn = message.final_lsn
@@ -541,7 +551,8 @@ class PostgresSource:
                         self._on_signal_row(message.new, events, (final_lsn, change_lsn))
                     else:
                         continue
-                elif incr.window is not None and incr.window.open and state.qualified == incr.window.task.table:
+                elif (incr.window is not None and incr.window.open and state.qualified == incr.window.task.table
+                      and (self._read_only_window is None or not self._read_only_window[1].sees(xid))):
                     first = len(events)
                     self._change_events(events, state, message, kind, xid, change_lsn, commit_us, last_commit_lsn,
                                         final_lsn, tombstones)
@@ -640,10 +651,23 @@ class PostgresSource:
         self._signal_handler.state(position)
 
     def _write_watermark(self, kind: str, chunk_id: str) -> None:
+        if self.read_only:  # the window is the chunk transaction's snapshot, up to the WAL position after it
+            if kind == sig.WINDOW_CLOSE and self._reader.visibility is not None:
+                self._read_only_window = (chunk_id, self._reader.visibility)
+            return
         if self._signals is None or not self.signal_source:
             raise ChunkError("incremental snapshots need the signal table (signal.data.collection, channel "
                              "'source') to write their watermarks")
         self._signals.watermark(kind, chunk_id)
+
+    def _read_only_mark(self, kind: str, events: list[ChangeEvent], position: tuple[int, int]) -> None:
+        """read.only: a window's open or close, as a watermark row read from the stream would give it."""
+        assert self._read_only_window is not None
+        chunk_id = self._read_only_window[0]
+        if kind == sig.WINDOW_CLOSE:
+            self._read_only_window = None
+        suffix = "open" if kind == sig.WINDOW_OPEN else "close"
+        self._signal_handler.on_signal(sig.Signal(f"{chunk_id}-{suffix}", kind, {}, "snapshot"), events, position)
 
     def captured_table(self, qualified: str) -> cat.CatalogTable | None:
         return self._captured.get(qualified)
