@@ -5,6 +5,7 @@ update pairs, primary-key changes, transactions, resume inside a commit, instanc
 """
 from __future__ import annotations
 
+import time
 from typing import Any, Iterator
 
 import pytest
@@ -437,3 +438,11 @@ def test_change_table_columns_fixture_shape() -> None:
                                   "default_definition": None}])
     assert [c["name"] for c in cols] == ["__$start_lsn", "__$end_lsn", "__$seqval", "__$operation",
                                          "__$update_mask", "x", "__$command_id"]
+
+
+def test_heartbeats_while_the_change_tables_are_quiet() -> None:
+    source, _ = make_source(customers_and_orders(), **{"heartbeat.interval.ms": "1", "poll.interval.ms": "1"})
+    time.sleep(0.01)
+    events, _ = run(source, None, polls=4)
+    beats = [e for e in events if e.topic == "__debezium-heartbeat.server1"]
+    assert beats and beats[0].key == {"serverName": "server1"} and isinstance(beats[0].value["ts_ms"], int)

@@ -30,6 +30,7 @@ from cdc.config import CORE_OPTIONS, Config, Option
 from cdc.core import signals as sig
 from cdc.core.envelope import OP_READ
 from cdc.core.errors import CdcError, ConfigError, SourceError
+from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.schema_change import SchemaChangeEvents
@@ -108,8 +109,7 @@ class SqlServerSource:
                                              watermarks_writable=self.signal_source,
                                              channels=sig.polled_channels(config))
         self._last_offset: dict[str, Any] = {}
-        if config.get("heartbeat.interval.ms"):
-            log.warning("heartbeat.interval.ms is not implemented by the SQL Server source yet; no heartbeats are sent")
+        self.heartbeat = Heartbeat(self.prefix, config.get("heartbeat.topics.prefix"), config.get("heartbeat.interval.ms"))
 
     # ---- the Source contract ----------------------------------------------------------------
 
@@ -375,7 +375,8 @@ class SqlServerSource:
                     ended = stream.builder.end_transaction()
                     if ended:
                         yield Batch(ended, self._offset())
-            yield Batch([], self._offset(), caught_up=True)
+            beat = None if busy else self.heartbeat.due()
+            yield Batch([beat] if beat is not None else [], self._offset(), caught_up=True)
             if not busy:
                 self._pause()
 
