@@ -131,10 +131,12 @@ def test_transaction_metadata_over_two_tables(mysql_server: dict[str, Any], mysq
     assert order.index("dbz.transaction") < order.index(f"dbz.{db}.a") and order[-1] == "dbz.transaction"
 
 
+@pytest.mark.parametrize("locking", ["minimal", "none"])
 def test_snapshot_with_concurrent_writes_loses_nothing(mysql_server: dict[str, Any], mysql_db: dict[str, str],
-                                                       tmp_path: Path) -> None:
+                                                       tmp_path: Path, locking: str) -> None:
     """Rows written while the snapshot runs arrive once, by snapshot or by stream, and the final
-    state rebuilt from the events equals the table."""
+    state rebuilt from the events equals the table: with the global read lock while the schema is
+    read (minimal), and with MariaDB's lock-free consistent snapshot position (none)."""
     db = mysql_db["db"]
     sql(mysql_server, db, "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)")
     conn = pymysql.connect(**mysql_server, database=db, autocommit=True)
@@ -153,7 +155,8 @@ def test_snapshot_with_concurrent_writes_loses_nothing(mysql_server: dict[str, A
     thread = threading.Thread(target=writer)
     thread.start()
     try:
-        with pipeline(mysql_db, tmp_path, **{"snapshot.fetch.size": "500", "max.batch.size": "500"}) as p:
+        with pipeline(mysql_db, tmp_path, **{"snapshot.fetch.size": "500", "max.batch.size": "500",
+                                             "snapshot.locking.mode": locking}) as p:
             p.wait_ready()
             time.sleep(1.0)
             stop.set()
@@ -232,3 +235,25 @@ def test_heartbeats_on_a_quiet_binlog(mysql_server: dict[str, Any], mysql_db: di
     assert beats[0]["key"]["payload"] == {"serverName": "dbz"}
     assert beats[0]["value"]["schema"]["name"] == "io.debezium.connector.common.Heartbeat"
     assert beats[1]["value"]["payload"]["ts_ms"] >= beats[0]["value"]["payload"]["ts_ms"] + 250
+
+
+def test_snapshot_without_reload_privilege_uses_the_consistent_snapshot_position(
+        mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """FLUSH TABLES WITH READ LOCK needs RELOAD; without it MariaDB's binlog_snapshot position is used."""
+    import uuid
+
+    db = mysql_db["db"]
+    user = f"u{uuid.uuid4().hex[:8]}"
+    sql(mysql_server, db, "CREATE TABLE t (id int PRIMARY KEY)", "INSERT INTO t VALUES (1), (2)",
+        f"CREATE USER '{user}'@'127.0.0.1' IDENTIFIED BY 'pw'",
+        f"GRANT SELECT, REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{user}'@'127.0.0.1'")
+    try:
+        with pipeline({**mysql_db, "database.user": user, "database.password": "pw"}, tmp_path) as p:
+            got = p.wait_count(2, topic=f"dbz.{db}.t")
+            sql(mysql_server, db, "INSERT INTO t VALUES (3)")
+            got = p.wait_count(3, topic=f"dbz.{db}.t")
+    finally:
+        sql(mysql_server, db, f"DROP USER '{user}'@'127.0.0.1'")
+    assert [(r["value"]["payload"]["op"], r["value"]["payload"]["after"]["id"]) for r in got] == [
+        ("r", 1), ("r", 2), ("c", 3)]
+    assert "FLUSH TABLES WITH READ LOCK refused" in caplog.text
