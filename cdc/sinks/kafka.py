@@ -205,7 +205,7 @@ class KafkaSink:
         if code in (KafkaError._UNKNOWN_TOPIC, KafkaError.UNKNOWN_TOPIC_OR_PART):
             return SinkError(f"topic {topic} does not exist at {self.servers} ({where})",
                              fix="create it, or set topic.creation.enable=true")
-        if key is None and code in (KafkaError.INVALID_RECORD, KafkaError.CORRUPT_MESSAGE, KafkaError.INVALID_MSG):
+        if key is None and code in (KafkaError.INVALID_RECORD, KafkaError.INVALID_MSG):
             return SinkError(f"Kafka refused a record without a key ({where}): {error.str()}",
                              fix="a compacted topic needs keys: give the table a key (message.key.columns) "
                                  "or set cleanup.policy=delete on the topic")

@@ -157,3 +157,19 @@ def test_pass_through_and_topic_policies() -> None:
     assert settings["bootstrap.servers"] == "h:1" and settings["security.protocol"] == "SSL"
     assert "skip.oversized" not in settings  # our own options are not librdkafka settings
     assert _event_topics(Config(props)) == {"srv", "srv.transaction", "__debezium-heartbeat.srv"}
+
+
+def test_refused_records_are_explained(mock_bootstrap: str) -> None:
+    """The broker's refusals, as delivery reports give them, become errors naming the cause and fix."""
+    from confluent_kafka import KafkaError
+
+    from cdc.sinks.kafka import KafkaSink
+
+    sink = KafkaSink(config(mock_bootstrap))
+    keyless = sink._failure(KafkaError(KafkaError.INVALID_MSG), "t.public.nokey", None, 10)
+    assert keyless is not None and "without a key" in str(keyless) and "cleanup.policy=delete" in str(keyless)
+    denied = sink._failure(KafkaError(KafkaError.TOPIC_AUTHORIZATION_FAILED), "t.public.a", b'{"id":1}', 10)
+    assert denied is not None and "not authorized to write to topic t.public.a" in str(denied)
+    missing = sink._failure(KafkaError(KafkaError.UNKNOWN_TOPIC_OR_PART), "t.public.b", b'{"id":1}', 10)
+    assert missing is not None and "does not exist" in str(missing) and "topic.creation.enable" in str(missing)
+    sink.close()
