@@ -15,7 +15,7 @@ from cdc.core.envelope import TableEnvelope
 from cdc.core.filters import NameFilter, key_columns_for
 from cdc.core.schema import Table
 from cdc.core.topics import table_topic
-from cdc.sources.mysql.types import TypeModes, field_schema, value_converter
+from cdc.sources.mysql.types import TypeModes, field_schema, value_converter_parts
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class TableState:
         self.name = table.id.table
         self.qualified = f"{self.database}.{self.name}"
         self.column_count = len(table.columns)
-        spec: list[tuple[int, str, Callable[[Any], Any]]] = []
+        spec: list[tuple[int, str, Callable[[Any], Any], Any]] = []
         fields: list[dict[str, Any]] = []
         by_name: dict[str, dict[str, Any]] = {}
         set_columns: list[int] = []
@@ -50,7 +50,7 @@ class TableState:
                 continue
             fields.append(connect.field(column.name, schema))
             by_name[column.name] = fields[-1]
-            spec.append((index, column.name, value_converter(column, modes)))
+            spec.append((index, column.name, *value_converter_parts(column, modes)))
             if column.type_name.upper() == "SET":
                 set_columns.append(index)
         self._spec = tuple(spec)
@@ -71,7 +71,8 @@ class TableState:
 
     def row(self, values: Sequence[Any]) -> dict[str, Any]:
         """A row image (values in table column order) as the event's row struct."""
-        return {name: convert(values[index]) for index, name, convert in self._spec}
+        return {name: missing if (value := values[index]) is None else convert(value)
+                for index, name, convert, missing in self._spec}
 
     def binlog_row(self, values: dict[Any, Any], none_sources: dict[Any, str] | None) -> dict[str, Any]:
         """A row image as python-mysql-replication gives it: a dict in column order.

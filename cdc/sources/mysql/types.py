@@ -643,18 +643,24 @@ def _fallback(column: Column, kind: str, modes: TypeModes) -> Any:
     return 0
 
 
-def value_converter(column: Column, modes: TypeModes) -> Converter:
-    """A function from a binlog (or snapshot) value to the column's JSON payload value.
+def value_converter_parts(column: Column, modes: TypeModes) -> tuple[Converter, Any]:
+    """``(convert, missing)``: the converter of a non-None value, and the payload of a None.
 
     None stays None for a nullable column; for a NOT NULL column (a zero date read as None)
-    it becomes the schema default, else Debezium's fallback.
+    it becomes the schema default, else Debezium's fallback. Kept apart so a row converter can
+    test for None inline (one call per value less on the hot path).
     """
     kind = _kind(column, modes)
     convert = _converter_for(column, kind, modes)
     if column.optional:
-        return lambda value: None if value is None else convert(value)
+        return convert, None
     default = _default_value(column, kind, modes)
-    missing = default if default is not None else _fallback(column, kind, modes)
+    return convert, default if default is not None else _fallback(column, kind, modes)
+
+
+def value_converter(column: Column, modes: TypeModes) -> Converter:
+    """A function from a binlog (or snapshot) value to the column's JSON payload value (None included)."""
+    convert, missing = value_converter_parts(column, modes)
     return lambda value: missing if value is None else convert(value)
 
 
