@@ -356,3 +356,28 @@ def test_read_only_window_drops_a_row_changed_after_its_read(mysql_server: dict[
     assert reads == set(range(1, 1001)) - set(changed)
     updates = [r["value"]["payload"]["after"] for r in records if r["topic"] == topic and r["value"]["payload"]["op"] == "u"]
     assert updates == [{"id": key, "v": 7} for key in changed] and dropped == len(changed)
+
+
+def test_cdc_signal_writes_to_the_mysql_signal_table(mysql_server: dict[str, Any], mysql_db: dict[str, str],
+                                                     tmp_path: Path) -> None:
+    db = mysql_db["db"]
+    sql(mysql_server, db, SIGNALS)
+    properties = tmp_path / "p.properties"
+    properties.write_text("\n".join([
+        "connector.class=io.debezium.connector.mariadb.MariaDbConnector", "topic.prefix=dbz",
+        f"database.hostname={mysql_db['database.hostname']}", f"database.port={mysql_db['database.port']}",
+        f"database.user={mysql_db['database.user']}", f"database.password={mysql_db['database.password']}",
+        f"signal.data.collection={db}.debezium_signal",
+        f"schema.history.internal.file.filename={tmp_path / 'history.jsonl'}"]) + "\n")
+    done = subprocess.run([sys.executable, "-m", "cdc.cli", "signal", str(properties), "execute-snapshot",
+                           "--table", f"{db}.t", "--condition", "id > 5"], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert f"signal table {db}.debezium_signal" in done.stdout
+    conn = pymysql.connect(**mysql_server, database=db)
+    with conn.cursor() as cur:
+        cur.execute("SELECT type, data FROM debezium_signal")
+        (type_, data), = cur.fetchall()
+    conn.close()
+    assert type_ == "execute-snapshot"
+    assert json.loads(data) == {"data-collections": [f"{db}.t"], "type": "incremental",
+                                "additional-conditions": [{"data-collection": f"{db}.t", "filter": "id > 5"}]}
