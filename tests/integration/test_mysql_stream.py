@@ -257,3 +257,21 @@ def test_snapshot_without_reload_privilege_uses_the_consistent_snapshot_position
     assert [(r["value"]["payload"]["op"], r["value"]["payload"]["after"]["id"]) for r in got] == [
         ("r", 1), ("r", 2), ("c", 3)]
     assert "FLUSH TABLES WITH READ LOCK refused" in caplog.text
+
+
+def test_history_of_captured_tables_only(mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path) -> None:
+    """schema.history.internal.store.only.captured.tables.ddl: other tables' DDL stays out of the history,
+    in the snapshot and in the stream."""
+    db = mysql_db["db"]
+    sql(mysql_server, db, "CREATE TABLE t (id int PRIMARY KEY)", "CREATE TABLE other (id int PRIMARY KEY)")
+    props = {"snapshot.mode": "no_data", "table.include.list": f"{db}\\.t",
+             "schema.history.internal.store.only.captured.tables.ddl": "true"}
+    with pipeline(mysql_db, tmp_path, **props) as p:
+        p.wait_ready()
+        sql(mysql_server, db, "ALTER TABLE other ADD COLUMN x int", "ALTER TABLE t ADD COLUMN y int",
+            "INSERT INTO t VALUES (1, 2)")
+        p.wait_count(1, topic=f"dbz.{db}.t")
+    history = [json.loads(line) for line in (tmp_path / "history.jsonl").read_text().splitlines()]
+    ddl = [h["ddl"] for h in history]
+    assert not [d for d in ddl if "other" in d]
+    assert any(d.startswith("CREATE TABLE `t`") for d in ddl) and "ALTER TABLE t ADD COLUMN y int" in ddl
