@@ -103,16 +103,20 @@ class SignalHandler:
             return
         self.on_signal(signal, events, position)
 
+    def watermark(self, kind: str, chunk_id: str, events: list[ChangeEvent], position: tuple[int, ...]) -> None:
+        """A chunk's window opens or closes (a watermark row read from the stream, or a read-only
+        bound the stream has passed); a closing window's rows are appended to ``events``."""
+        out = self.incremental.on_watermark(kind, chunk_id)
+        for index, event in enumerate(out):
+            event.position = (*position, index)
+        events.extend(out)
+
     def on_signal(self, signal: sig.Signal, events: list[ChangeEvent], position: tuple[int, ...]) -> None:
         """Act on one signal; events to emit now (a closed window's rows) are appended to ``events``."""
         incremental = self.incremental
         try:
             if signal.type in sig.WATERMARKS:
-                chunk_id = signal.id.rsplit("-", 1)[0]
-                out = incremental.on_watermark(signal.type, chunk_id)
-                for index, event in enumerate(out):
-                    event.position = (*position, index)
-                events.extend(out)
+                self.watermark(signal.type, signal.id.rsplit("-", 1)[0], events, position)
                 return
             log.info("signal %r (%s) from channel %s: %s", signal.id, signal.type, signal.channel, signal.data)
             if signal.type == sig.EXECUTE_SNAPSHOT:

@@ -290,9 +290,7 @@ class MySqlSource:
         """read.only: the watermarks the stream has reached act as if read from the signal table."""
         while self._marks and self._marks[0][0] <= upto:
             key, kind, chunk_id = self._marks.pop(0)
-            suffix = "open" if kind == sig.WINDOW_OPEN else "close"
-            signal = sig.Signal(f"{chunk_id}-{suffix}", kind, {}, "binlog")
-            self._signal_handler.on_signal(signal, events, (key[0], key[2]))
+            self._signal_handler.watermark(kind, chunk_id, events, (key[0], key[2]))
 
     def _offset(self, position: dict[str, Any]) -> dict[str, Any]:
         """An offset to hand out: the binlog position plus what signals must keep across a restart."""
