@@ -666,8 +666,7 @@ class PostgresSource:
         chunk_id = self._read_only_window[0]
         if kind == sig.WINDOW_CLOSE:
             self._read_only_window = None
-        suffix = "open" if kind == sig.WINDOW_OPEN else "close"
-        self._signal_handler.on_signal(sig.Signal(f"{chunk_id}-{suffix}", kind, {}, "snapshot"), events, position)
+        self._signal_handler.watermark(kind, chunk_id, events, position)
 
     def captured_table(self, qualified: str) -> cat.CatalogTable | None:
         return self._captured.get(qualified)
