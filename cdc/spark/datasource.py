@@ -49,6 +49,7 @@ def _build_source(options: dict[str, str]) -> Any:
         raise ConfigError("the cdc data source needs .option('source', NAME)",
                           fix=f"one of: {', '.join(sorted(registry.available(registry.SOURCES)))}")
     source_cls = registry.load(registry.SOURCES, name)
+    _check_replayable(source_cls, name)
     config = Config(_source_properties(options)).declare(CORE_OPTIONS).declare(getattr(source_cls, "options", ()))
     config.validate(("spark.",))
     return source_cls(config)
@@ -86,23 +87,24 @@ def _snapshot_batch(events: list[ChangeEvent]) -> bool:
     return bool(events) and all(e.value is not None and e.value.get("op") == "r" for e in events)
 
 
-# How a source's offsets are compared. A source class may declare ``POSITION_KEYS`` (the offset
+# How a source's offsets are compared: the source class declares ``POSITION_KEYS`` (the offset
 # fields that locate it) and ``committed_key(offset)`` (the sort key of an offset between two
 # transactions, None inside one; events whose ``position`` sorts before it belong before it).
-# The defaults are PostgreSQL's.
-_PG_POSITION_KEYS = ("lsn", "lsn_proc", "lsn_commit")
 
 
-def _pg_committed_key(offset: dict[str, Any]) -> tuple[int, ...] | None:
-    return None if "lsn_proc" in offset else (int(offset.get("lsn") or 0),)
+def _check_replayable(source_cls: Any, name: str) -> None:
+    if not hasattr(source_cls, "POSITION_KEYS") or not hasattr(source_cls, "committed_key"):
+        raise ConfigError(f"the {name} source cannot feed Spark: its offsets do not say how micro-batches are "
+                          "replayed (POSITION_KEYS, committed_key)",
+                          fix="use it through the file or Kafka sink, and read_kafka_topic in Spark")
 
 
 def _position_keys(source_cls: Any) -> tuple[str, ...]:
-    return (*getattr(source_cls, "POSITION_KEYS", _PG_POSITION_KEYS), "seq")
+    return (*source_cls.POSITION_KEYS, "seq")
 
 
 def _committed_key(source_cls: Any, offset: dict[str, Any]) -> tuple[int, ...] | None:
-    return getattr(source_cls, "committed_key", _pg_committed_key)(offset)
+    return source_cls.committed_key(offset)
 
 
 class CdcStreamReader(SimpleDataSourceStreamReader):

@@ -96,6 +96,11 @@ def test_unknown_source_fails_at_load(spark: Any) -> None:
         spark.readStream.format("cdc").option("source", "oracle").option("table", "x.y").load()
 
 
+def test_source_that_cannot_replay_fails_at_load(spark: Any) -> None:
+    with pytest.raises(Exception, match="the sqlserver source cannot feed Spark"):
+        spark.readStream.format("cdc").option("source", "sqlserver").option("table", "x.y").load()
+
+
 def test_missing_table_fails_at_load(spark: Any, pg_db: dict[str, str]) -> None:
     reader = spark.readStream.format("cdc").option("source", "postgres").option("table", "public.nope")
     for key in ("database.hostname", "database.port", "database.user", "database.dbname"):

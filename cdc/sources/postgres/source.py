@@ -79,6 +79,13 @@ MESSAGE_VALUE_SCHEMA = ConnectSchema(connect.struct(
 class PostgresSource:
     name: ClassVar[str] = "postgres"
     options: ClassVar[tuple[Option, ...]] = POSTGRES_OPTIONS
+    # For readers that replay between two offsets (Spark): what locates an offset, and the sort
+    # key of one between transactions (events' ``position`` starts with their commit LSN).
+    POSITION_KEYS: ClassVar[tuple[str, ...]] = ("lsn", "lsn_proc", "lsn_commit")
+
+    @staticmethod
+    def committed_key(offset: dict[str, Any]) -> tuple[int, ...] | None:
+        return None if "lsn_proc" in offset else (int(offset.get("lsn") or 0),)
 
     def __init__(self, config: Config) -> None:
         config.declare(CORE_OPTIONS).declare(POSTGRES_OPTIONS)
