@@ -104,3 +104,26 @@ class Pipeline:
                 return
             time.sleep(0.05)
         raise AssertionError("the source did not start streaming")
+
+
+def apply_in_order(records: list[dict[str, Any]], topic: str) -> dict[int, Any]:
+    """The table rebuilt by applying the events in order. Also checks that no snapshot row follows a
+    newer streamed change of its key: the writers only raise ``v`` and never bring a deleted key back,
+    so a read after a delete, or with a lower ``v`` than a change before it, would be stale."""
+    state: dict[int, Any] = {}
+    streamed: dict[int, tuple[str, int]] = {}
+    for r in records:
+        if r["topic"] != topic or r["value"] is None:
+            continue
+        p = r["value"]["payload"]
+        row = p["after"] or p["before"]
+        if p["op"] == "r":
+            seen = streamed.get(row["id"])
+            assert seen is None or (seen[0] != "d" and seen[1] <= row["v"]), (row, seen)
+        else:
+            streamed[row["id"]] = (p["op"], row["v"])
+        if p["op"] == "d":
+            state.pop(row["id"], None)
+        else:
+            state[row["id"]] = row["v"]
+    return state

@@ -8,14 +8,11 @@ Debezium emitted for it.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import uuid
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Iterator
-from urllib.parse import unquote, urlparse
 
 import pytest
 
@@ -29,39 +26,10 @@ ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "tests" / "fixtures" / "reference" / "debezium"
 
 
-def _local_mariadb() -> str | None:
-    script = ROOT / "scripts" / "mariadb.sh"
-    try:
-        subprocess.run(["bash", str(script), "start"], check=True, capture_output=True, timeout=900)
-    except (subprocess.SubprocessError, OSError):
-        return None
-    return subprocess.run(["bash", str(script), "dsn"], check=True, capture_output=True, text=True).stdout.strip()
-
-
-def _connect_args(dsn: str) -> dict[str, Any]:
-    url = urlparse(dsn)
-    return {"host": url.hostname or "127.0.0.1", "port": url.port or 3306, "user": unquote(url.username or "root"),
-            "password": unquote(url.password or "")}
-
-
-@pytest.fixture(scope="module")
-def server() -> dict[str, Any]:
-    dsn = os.environ.get("CDC_TEST_MYSQL_DSN") or _local_mariadb()
-    if not dsn:
-        pytest.skip("no MySQL/MariaDB: set CDC_TEST_MYSQL_DSN=mysql://user:pass@host:port/, or let"
-                    " scripts/mariadb.sh install one (needs root and Debian's packages)")
-    args = _connect_args(dsn)
-    try:
-        pymysql.connect(**args).close()
-    except pymysql.MySQLError as exc:
-        pytest.skip(f"cannot connect to {dsn}: {exc}")
-    return args
-
-
 @pytest.fixture()
-def databases(server: dict[str, Any]) -> Iterator[tuple[Any, str, str]]:
+def databases(mysql_server: dict[str, Any]) -> Iterator[tuple[Any, str, str]]:
     """A connection and two fresh databases, dropped afterwards."""
-    conn = pymysql.connect(**server, autocommit=True)
+    conn = pymysql.connect(**mysql_server, autocommit=True)
     names = [f"cdc_{uuid.uuid4().hex[:8]}", f"cdc_{uuid.uuid4().hex[:8]}"]
     with conn.cursor() as cur:
         for name in names:
@@ -281,7 +249,7 @@ def test_create_or_replace_on_mariadb(databases: tuple[Any, str, str]) -> None:
     _assert_all_match(conn, schema, (db, other))
 
 
-def test_reference_binlog_converts_like_debezium(server: dict[str, Any], databases: tuple[Any, str, str]) -> None:
+def test_reference_binlog_converts_like_debezium(mysql_server: dict[str, Any], databases: tuple[Any, str, str]) -> None:
     """The reference workload on this server, read back from the binlog, gives Debezium's payloads."""
     from pymysqlreplication import BinLogStreamReader
     from pymysqlreplication.row_event import DeleteRowsEvent, UpdateRowsEvent, WriteRowsEvent
@@ -312,8 +280,8 @@ def test_reference_binlog_converts_like_debezium(server: dict[str, Any], databas
         return {k: converters[k]("" if none_sources.get(k) == "empty set" else v) for k, v in values.items()}
 
     stream = BinLogStreamReader(
-        connection_settings={"host": server["host"], "port": server["port"], "user": server["user"],
-                             "password": server["password"]},
+        connection_settings={"host": mysql_server["host"], "port": mysql_server["port"],
+                             "user": mysql_server["user"], "password": mysql_server["password"]},
         server_id=4242, log_file=log_file, log_pos=log_pos, resume_stream=True, blocking=False,
         only_schemas=[db], only_events=[WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent])
     got = []

@@ -15,6 +15,7 @@ import pymysql
 import pytest
 
 from tests.conftest import ROOT
+from tests.integration.harness import apply_in_order
 from tests.integration.test_mysql_stream import pipeline, sql
 
 pytestmark = pytest.mark.mysql
@@ -29,29 +30,6 @@ def signal_props(db: dict[str, str], **extra: str) -> dict[str, str]:
 def execute_snapshot(server: dict[str, Any], db: str, data: dict[str, Any], id_: str = "ad-hoc-1",
                      type_: str = "execute-snapshot") -> None:
     sql(server, db, f"INSERT INTO debezium_signal VALUES ('{id_}', '{type_}', '{json.dumps(data)}')")
-
-
-def apply(records: list[dict[str, Any]], topic: str) -> dict[int, Any]:
-    """The table rebuilt by applying the events in order. Also checks that no snapshot row follows a
-    newer streamed change of its key: the writers only raise ``v`` and never bring a deleted key back,
-    so a read after a delete, or with a lower ``v`` than a change before it, would be stale."""
-    state: dict[int, Any] = {}
-    streamed: dict[int, tuple[str, int]] = {}
-    for r in records:
-        if r["topic"] != topic or r["value"] is None:
-            continue
-        p = r["value"]["payload"]
-        row = p["after"] or p["before"]
-        if p["op"] == "r":
-            seen = streamed.get(row["id"])
-            assert seen is None or (seen[0] != "d" and seen[1] <= row["v"]), (row, seen)
-        else:
-            streamed[row["id"]] = (p["op"], row["v"])
-        if p["op"] == "d":
-            state.pop(row["id"], None)
-        else:
-            state[row["id"]] = row["v"]
-    return state
 
 
 def table(server: dict[str, Any], db: str) -> dict[int, Any]:
@@ -105,7 +83,7 @@ def test_incremental_snapshot_while_rows_change(mysql_server: dict[str, Any], my
              and r["value"]["payload"]["op"] == "r"]
     assert len(reads) > 40000 and {r["source"]["snapshot"] for r in reads} == {"incremental"}
     assert len({r["after"]["id"] for r in reads}) == len(reads)  # no key read twice
-    assert apply(records, topic) == table(mysql_server, db)
+    assert apply_in_order(records, topic) == table(mysql_server, db)
     assert not [r for r in records if r["topic"].endswith(".debezium_signal")]  # signals are not events
 
 
@@ -306,7 +284,7 @@ def test_read_only_incremental_snapshot_uses_binlog_positions(mysql_server: dict
     reads = [r["value"]["payload"] for r in records if r["topic"] == topic and r["value"]
              and r["value"]["payload"]["op"] == "r"]
     assert len(reads) > 15000 and len({r["after"]["id"] for r in reads}) == len(reads)
-    assert apply(records, topic) == table(mysql_server, db)
+    assert apply_in_order(records, topic) == table(mysql_server, db)
     conn = pymysql.connect(**mysql_server, database=db)
     with conn.cursor() as cur:
         cur.execute("SHOW TABLES")

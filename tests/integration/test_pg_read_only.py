@@ -10,7 +10,7 @@ from typing import Any
 
 import psycopg
 
-from tests.integration.harness import Pipeline
+from tests.integration.harness import Pipeline, apply_in_order
 from tests.integration.test_pg_incremental import values
 from tests.integration.test_pg_stream import sql
 
@@ -24,28 +24,6 @@ def request(signals: Path, table: str) -> None:
     with open(signals, "a") as handle:
         handle.write(json.dumps({"id": f"ro-{time.monotonic_ns()}", "type": "execute-snapshot",
                                  "data": {"data-collections": [table]}}) + "\n")
-
-
-def fold_checked(records: list[dict[str, Any]], topic: str) -> dict[int, int]:
-    """Apply the events in order; a read must never follow a newer change of its key (the writer
-    only raises ``v`` and never brings a deleted key back)."""
-    state: dict[int, int] = {}
-    streamed: dict[int, tuple[str, int]] = {}
-    for r in records:
-        if r["topic"] != topic or r["value"] is None:
-            continue
-        p = r["value"]["payload"]
-        row = p["after"] or p["before"]
-        if p["op"] == "r":
-            seen = streamed.get(row["id"])
-            assert seen is None or (seen[0] != "d" and seen[1] <= row["v"]), (row, seen)
-        else:
-            streamed[row["id"]] = (p["op"], row["v"])
-        if p["op"] == "d":
-            state.pop(row["id"], None)
-        else:
-            state[row["id"]] = row["v"]
-    return state
 
 
 def test_read_only_incremental_snapshot_under_concurrent_writes(pg_db: dict[str, str], tmp_path: Path) -> None:
@@ -85,7 +63,7 @@ def test_read_only_incremental_snapshot_under_concurrent_writes(pg_db: dict[str,
     reads = [v for v in values(records) if v["op"] == "r"]
     assert len(reads) > 15000 and len({r["after"]["id"] for r in reads}) == len(reads)
     assert {r["source"]["snapshot"] for r in reads} == {"incremental"}
-    assert fold_checked(records, "dbz.public.t") == expected
+    assert apply_in_order(records, "dbz.public.t") == expected
     with psycopg.connect(pg_db["dsn"]) as conn:  # nothing was created for the snapshot
         assert conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()[0] == 1
 
