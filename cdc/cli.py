@@ -22,6 +22,7 @@ from typing import Any, Sequence
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Option, load_file
 from cdc.core.errors import CdcError
+from cdc.pipeline import source_name
 
 log = logging.getLogger("cdc")
 
@@ -112,14 +113,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-CONNECTOR_CLASSES = {
-    "io.debezium.connector.postgresql.PostgresConnector": "postgres",
-    "io.debezium.connector.mysql.MySqlConnector": "mysql",
-    "io.debezium.connector.mariadb.MariaDbConnector": "mysql",
-    "io.debezium.connector.sqlserver.SqlServerConnector": "sqlserver",
-}
-
-
 def _properties(args: argparse.Namespace) -> dict[str, Any]:
     props: dict[str, Any] = {}
     config_file = getattr(args, "config", None)
@@ -153,7 +146,8 @@ def _list_plugins() -> None:
 def _send_signal(args: argparse.Namespace, props: dict[str, Any]) -> int:
     from cdc.config import Config
 
-    source = props.pop("source", None) or CONNECTOR_CLASSES.get(props.get("connector.class", ""))
+    source = source_name(props)
+    props.pop("source", None)
     props.pop("connector.class", None)
     if not source:
         raise CdcError(f"{args.config} names no source", fix="add source = \"postgres\" (or connector.class)")
@@ -201,7 +195,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "signal":
             return _send_signal(args, props)
         if args.command == "run":
-            source = props.pop("source", None) or CONNECTOR_CLASSES.get(props.get("connector.class", ""))
+            source = source_name(props)
+            props.pop("source", None)
             props.pop("connector.class", None)
             if not source:
                 raise CdcError(f"{args.config} names no source", fix="add source = \"postgres\" (or connector.class)")

@@ -49,6 +49,10 @@ class Engine:
         self._stopping = threading.Event()
         self.events_written = 0
 
+    def source_streaming(self) -> bool:
+        """Whether the source reads its log now (sources without the notion: always)."""
+        return bool(getattr(self.source, "streaming", True))
+
     def stop(self) -> None:
         self._stopping.set()
         self.source.stop()

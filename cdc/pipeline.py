@@ -9,6 +9,7 @@ from cdc import registry
 from cdc.config import CORE_OPTIONS, Config
 from cdc.core.converters import JsonConverter
 from cdc.core.offsets import FileOffsetStore, OffsetStore
+from cdc.core.errors import ConfigError
 from cdc.engine import Engine
 
 log = logging.getLogger(__name__)
@@ -31,10 +32,32 @@ def offset_store(config: Config) -> OffsetStore:
     return factory(config, name)
 
 
-def build(source_name: str, properties: dict[str, Any]) -> Engine:
+def source_name(properties: dict[str, Any]) -> str | None:
+    """The source a config names: ``source``, else the plugin standing in for ``connector.class``."""
+    if properties.get("source"):
+        return str(properties["source"])
+    if properties.get("connector.class"):
+        return registry.source_for_connector_class(str(properties["connector.class"]))
+    return None
+
+
+def build_from_properties(properties: dict[str, Any], sink: Any = None) -> Engine:
+    """A pipeline from a config that names its source (``source`` or ``connector.class``)."""
+    properties = dict(properties)
+    name = source_name(properties)
+    if name is None:
+        raise ConfigError("the configuration names no source",
+                          fix='add source = "postgres" (or a Debezium connector.class)')
+    properties.pop("source", None)
+    properties.pop("connector.class", None)
+    return build(name, properties, sink=sink)
+
+
+def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Engine:
+    """``sink``: an already built sink (embedders, tests); else the one ``sink`` names."""
     config = Config(dict(properties)).declare(CORE_OPTIONS)
     source_cls = registry.load(registry.SOURCES, source_name)
-    sink_cls = registry.load(registry.SINKS, config.get("sink"))
+    sink_cls = registry.load(registry.SINKS, config.get("sink")) if sink is None else type(sink)
     config.declare(getattr(source_cls, "options", ())).declare(getattr(sink_cls, "options", ()))
     if config.get("offset.storage") != "file":
         factory = registry.load(registry.OFFSET_STORES, config.get("offset.storage"))
@@ -42,7 +65,7 @@ def build(source_name: str, properties: dict[str, Any]) -> Engine:
     config.validate(PASSTHROUGH_PREFIXES)
     log.info("configuration: %s", config.masked())
     source = source_cls(config)
-    sink = sink_cls(config)
+    sink = sink_cls(config) if sink is None else sink
     converter = JsonConverter(config.get("value.converter.schemas.enable"))
     if config.get("key.converter.schemas.enable") != config.get("value.converter.schemas.enable"):
         converter = _SplitConverter(config.get("key.converter.schemas.enable"), config.get("value.converter.schemas.enable"))

@@ -46,3 +46,22 @@ def load(group: str, name: str) -> Any:
             f"the {kind} {name!r} ({entry.value}) cannot be imported: {exc}",
             fix=f"install its extra, e.g. pip install 'cdc[{name}]'",
         ) from exc
+
+
+def source_for_connector_class(connector_class: str) -> str:
+    """The name of the installed source whose ``connector_classes`` lists a Debezium
+    ``connector.class`` (each source plugin declares the classes it stands in for)."""
+    names = []
+    for name, entry in sorted(available(SOURCES).items()):
+        try:
+            plugin = entry.load()
+        except ImportError:
+            continue
+        names.append(name)
+        if connector_class in getattr(plugin, "connector_classes", ()):
+            return name
+    known = ", ".join(names) or "none installed"
+    raise PluginNotFoundError(
+        f"no installed source stands in for connector.class={connector_class!r}; installed sources: {known}",
+        fix="install the package of that source, or set source = <one of the installed names> instead",
+    )

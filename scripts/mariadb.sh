@@ -5,12 +5,20 @@
 #   scripts/mariadb.sh start|stop|status|dsn
 #
 # Environment: CDC_MARIADB_PORT (default 53306), CDC_MARIADB_DIR (default .local/mariadb under
-# the repo). The server listens on 127.0.0.1 only; root has an empty password over TCP from
+# the repo). CDC_MARIADB_DEFAULTS=1 starts a server at MariaDB's own defaults but for what binlog
+# capture cannot do without (log-bin, ROW format, a server id): binlog_row_metadata=NO_LOG, the
+# latin1 server charset; the conformance suite runs on it (port 53307, .local/mariadb-defaults). The server listens on 127.0.0.1 only; root has an empty password over TCP from
 # 127.0.0.1, and a user cdc/cdc has the privileges a CDC source needs.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-port=${CDC_MARIADB_PORT:-53306}
-dir=${CDC_MARIADB_DIR:-$here/.local/mariadb}
+defaults=${CDC_MARIADB_DEFAULTS:-0}
+if [ "$defaults" = 1 ]; then
+  port=${CDC_MARIADB_PORT:-53307}
+  dir=${CDC_MARIADB_DIR:-$here/.local/mariadb-defaults}
+else
+  port=${CDC_MARIADB_PORT:-53306}
+  dir=${CDC_MARIADB_DIR:-$here/.local/mariadb}
+fi
 data=$dir/data
 sock=$dir/mysqld.sock
 pidfile=$dir/mariadbd.pid
@@ -60,12 +68,13 @@ start() {
       --auth-root-authentication-method=normal >"$dir/install.log" 2>&1 \
       || { echo "mariadb-install-db failed; see $dir/install.log" >&2; exit 1; }
   fi
+  local tuned=(--binlog-row-image=FULL --binlog-row-metadata=FULL --binlog-annotate-row-events=ON
+               --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci)
+  [ "$defaults" = 1 ] && tuned=()
   if ! running; then
     nohup "$(mariadbd_bin)" --no-defaults --user=mysql --datadir="$data" --port="$port" \
       --bind-address=127.0.0.1 --socket="$sock" --pid-file="$pidfile" --log-error="$log" \
-      --server-id=1 --log-bin="$data/mariadb-bin" --binlog-format=ROW --binlog-row-image=FULL \
-      --binlog-row-metadata=FULL --binlog-annotate-row-events=ON \
-      --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
+      --server-id=1 --log-bin="$data/mariadb-bin" --binlog-format=ROW "${tuned[@]}" \
       >/dev/null 2>&1 &
   fi
   for _ in $(seq 1 120); do

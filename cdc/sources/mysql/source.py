@@ -118,6 +118,8 @@ class MySqlSource:
     """MySQL / MariaDB: the binlog (ROW format) after an optional consistent snapshot."""
 
     name: ClassVar[str] = "mysql"
+    connector_classes: ClassVar[tuple[str, ...]] = ("io.debezium.connector.mysql.MySqlConnector",
+                                                    "io.debezium.connector.mariadb.MariaDbConnector")
     options: ClassVar[tuple[Option, ...]] = MYSQL_OPTIONS
     # For readers that replay between two offsets (Spark): what locates an offset, and the sort
     # key of one between transactions (events' ``position`` starts with (file index, tx pos)).
@@ -179,6 +181,11 @@ class MySqlSource:
         self._position: dict[str, Any] | None = None
 
     # ---- the Source contract ----------------------------------------------------------------
+
+    @property
+    def streaming(self) -> bool:
+        """True once the binlog reader is open at its start position."""
+        return self._stream is not None
 
     def stop(self) -> None:
         self._stopping = True

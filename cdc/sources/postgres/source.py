@@ -78,6 +78,7 @@ MESSAGE_VALUE_SCHEMA = ConnectSchema(connect.struct(
 
 class PostgresSource:
     name: ClassVar[str] = "postgres"
+    connector_classes: ClassVar[tuple[str, ...]] = ("io.debezium.connector.postgresql.PostgresConnector",)
     options: ClassVar[tuple[Option, ...]] = POSTGRES_OPTIONS
     # For readers that replay between two offsets (Spark): what locates an offset, and the sort
     # key of one between transactions (events' ``position`` starts with their commit LSN).
@@ -150,6 +151,11 @@ class PostgresSource:
         return self._repl_conn
 
     # ---- the Source contract ----------------------------------------------------------------
+
+    @property
+    def streaming(self) -> bool:
+        """True once the replication stream is open: changes committed from now on are captured."""
+        return self._stream is not None
 
     def stop(self) -> None:
         self._stopping = True

@@ -59,6 +59,7 @@ SLEEP_SLICE_S = 0.1
 
 class SqlServerSource:
     name: ClassVar[str] = "sqlserver"
+    connector_classes: ClassVar[tuple[str, ...]] = ("io.debezium.connector.sqlserver.SqlServerConnector",)
     options: ClassVar[tuple[Option, ...]] = SQLSERVER_OPTIONS  # SIGNAL_OPTIONS included
 
     def __init__(self, config: Config, *, connect: Connect | None = None,

@@ -1,0 +1,71 @@
+"""Record Debezium's output for conformance workloads, as fixtures the tests compare cdc against.
+
+    python -m tests.conformance.record                 # every workload
+    python -m tests.conformance.record pg_keys mariadb_types
+    python -m tests.conformance.record --compare pg_keys   # also run cdc and print the differences
+
+Needs Java and Maven (Debezium's jars come from Maven Central through debezium/fetch.sh) and the
+suite's servers (scripts/postgres.sh; scripts/mariadb.sh with CDC_MARIADB_DEFAULTS=1), which it
+starts when they are not running. A fixture is written only when Debezium ran cleanly.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from tests.conformance import compare, runners
+from tests.conformance import workloads as wl
+
+
+def dsn_for(db: str) -> str:
+    return wl.postgres_dsn() if db == "postgres" else wl.mariadb_dsn()
+
+
+def record(name: str, work: Path) -> list[dict]:
+    workload = wl.load(name)
+    dsn = dsn_for(workload.db)
+    if workload.db == "mariadb":
+        wl.set_global(dsn, {"binlog_row_metadata": "NO_LOG"})  # the server's default
+    records = runners.run_debezium(workload, dsn, work / name)
+    wl.FIXTURES.mkdir(exist_ok=True)
+    with open(workload.fixture, "w", encoding="utf-8") as out:
+        for r in records:
+            out.write(json.dumps(r, ensure_ascii=False) + "\n")
+    return records
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("names", nargs="*", help="workloads (default: all)")
+    parser.add_argument("--compare", action="store_true", help="run cdc too and report the differences")
+    args = parser.parse_args(argv)
+    names = args.names or wl.names()
+    failed = 0
+    runs = wl.ROOT / ".local" / "conformance-runs"  # kept: Debezium's log and offsets, for a failed run
+    runs.mkdir(parents=True, exist_ok=True)
+    if True:
+        tmp = tempfile.mkdtemp(prefix="run-", dir=runs)
+        for name in names:
+            try:
+                theirs = record(name, Path(tmp))
+            except Exception as exc:  # noqa: BLE001 - report and go on with the others
+                print(f"{name}: Debezium run failed: {exc}", file=sys.stderr)
+                failed += 1
+                continue
+            print(f"{name}: {len(theirs)} records -> {wl.load(name).fixture.relative_to(wl.ROOT)}")
+            if args.compare:
+                workload = wl.load(name)
+                ours = runners.run_cdc(workload, dsn_for(workload.db), Path(tmp) / f"{name}-cdc", len(theirs))
+                a, b = compare.normalize(ours), compare.normalize(theirs)
+                print(f"  identical: {compare.identical_count(a, b)} of {len(b)}")
+                text = compare.report(a, b)
+                if text:
+                    print(text)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

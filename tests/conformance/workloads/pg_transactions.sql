@@ -1,0 +1,33 @@
+-- Transaction metadata (BEGIN/END events and the transaction block) across several tables, with
+-- savepoints, a rollback to a savepoint, a transaction rolled back whole, and a transaction
+-- without captured changes.
+-- @@property provide.transaction.metadata=true
+CREATE TABLE orders (id int PRIMARY KEY, customer int, total numeric(10,2));
+CREATE TABLE lines (order_id int, line int, sku text, PRIMARY KEY (order_id, line));
+CREATE TABLE customers (id int PRIMARY KEY, name text);
+-- @@CAPTURE
+BEGIN;
+INSERT INTO customers VALUES (1, 'Ada');
+INSERT INTO orders VALUES (1, 1, 10.00);
+INSERT INTO lines VALUES (1, 1, 'sku-1'), (1, 2, 'sku-2');
+UPDATE orders SET total = 20.00 WHERE id = 1;
+COMMIT;
+BEGIN;
+INSERT INTO orders VALUES (2, 1, 5.00);
+SAVEPOINT s1;
+INSERT INTO lines VALUES (2, 1, 'rolled-back');
+ROLLBACK TO SAVEPOINT s1;
+INSERT INTO lines VALUES (2, 1, 'kept');
+SAVEPOINT s2;
+UPDATE customers SET name = 'Ada L.' WHERE id = 1;
+RELEASE SAVEPOINT s2;
+COMMIT;
+BEGIN;
+INSERT INTO orders VALUES (3, 1, 1.00);
+ROLLBACK;
+BEGIN;
+CREATE TEMP TABLE scratch (x int);
+INSERT INTO scratch VALUES (1);
+COMMIT;
+INSERT INTO customers VALUES (2, 'Bob');
+DELETE FROM lines WHERE order_id = 1;
