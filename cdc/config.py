@@ -217,6 +217,8 @@ CORE_OPTIONS: tuple[Option, ...] = (
     Option("interval.handling.mode", str, "numeric", "How INTERVAL values are represented.", choices=("numeric", "string")),
     Option("heartbeat.interval.ms", int, 0, "Emit a heartbeat (and confirm the position) this often when idle; 0 disables."),
     Option("heartbeat.topics.prefix", str, "__debezium-heartbeat", "Prefix of the heartbeat topic."),
+    Option("extended.headers.enabled", bool, True, "Put Debezium's __debezium.context.* headers (connector name, "
+           "logical name, task id, run id) on every record."),
     Option("key.converter.schemas.enable", bool, True, "Include the schema in every key (JSON converter)."),
     Option("value.converter.schemas.enable", bool, True, "Include the schema in every value (JSON converter)."),
     Option("offset.storage", str, "file", "Where source offsets are stored (file, or a plugin name such as kafka)."),

@@ -7,6 +7,7 @@ from typing import Any
 
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Config
+from cdc.core.context_headers import ContextHeaders
 from cdc.core.converters import JsonConverter
 from cdc.core.offsets import FileOffsetStore, OffsetStore
 from cdc.core.errors import ConfigError
@@ -66,9 +67,13 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
     log.info("configuration: %s", config.masked())
     source = source_cls(config)
     sink = sink_cls(config) if sink is None else sink
-    converter = JsonConverter(config.get("value.converter.schemas.enable"))
+    context = None
+    if config.get("extended.headers.enabled"):
+        context = ContextHeaders(config.get("topic.prefix"), lambda: getattr(source, "connector_name", source_name))
+    converter = JsonConverter(config.get("value.converter.schemas.enable"), context)
     if config.get("key.converter.schemas.enable") != config.get("value.converter.schemas.enable"):
-        converter = _SplitConverter(config.get("key.converter.schemas.enable"), config.get("value.converter.schemas.enable"))
+        converter = _SplitConverter(config.get("key.converter.schemas.enable"), config.get("value.converter.schemas.enable"),
+                                    context)
     return Engine(source, sink, converter, offset_store(config),
                   flush_interval_s=config.get("offset.flush.interval.ms") / 1000)
 
@@ -76,8 +81,8 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
 class _SplitConverter(JsonConverter):
     """Different ``schemas.enable`` for keys and values."""
 
-    def __init__(self, key_schemas: bool, value_schemas: bool) -> None:
-        super().__init__(value_schemas)
+    def __init__(self, key_schemas: bool, value_schemas: bool, context: ContextHeaders | None) -> None:
+        super().__init__(value_schemas, context)
         self._key = JsonConverter(key_schemas)
 
     def to_record(self, event):  # type: ignore[no-untyped-def]

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 import orjson
 
 from cdc.core.connect import ConnectSchema
+from cdc.core.context_headers import ContextHeaders
 from cdc.core.records import ChangeEvent, SinkRecord
 
 _dumps = orjson.dumps
@@ -22,8 +23,15 @@ class Converter(Protocol):
 
 
 class JsonConverter:
-    def __init__(self, schemas_enable: bool = True) -> None:
+    def __init__(self, schemas_enable: bool = True, context: ContextHeaders | None = None) -> None:
         self.schemas_enable = schemas_enable
+        self.context = context
+        self._context_bytes: list[tuple[str, bytes]] | None = None  # serialized at the first record
+
+    @staticmethod
+    def _header(schema: ConnectSchema | None, payload: Any) -> bytes:
+        # Kafka Connect's header converter always writes the schema with the value.
+        return b'{"schema":' + (schema.json if schema else b"null") + b',"payload":' + _dumps(payload) + b"}"
 
     def serialize(self, schema: ConnectSchema | None, payload: Any) -> bytes | None:
         if payload is None and schema is None:
@@ -37,11 +45,11 @@ class JsonConverter:
         # A tombstone's value is null whatever schemas.enable says, so Kafka compaction works.
         value = None if event.value is None else self.serialize(event.value_schema, event.value)
         key = None if event.key is None else self.serialize(event.key_schema, event.key)
-        headers = None
-        if event.headers:
-            # Kafka Connect's header converter always writes the schema with the value.
-            headers = [
-                (name, b'{"schema":' + (schema.json if schema else b"null") + b',"payload":' + _dumps(payload) + b"}")
-                for name, schema, payload in event.headers
-            ]
+        headers = [(name, self._header(schema, payload)) for name, schema, payload in event.headers] \
+            if event.headers else None
+        if self.context is not None:
+            if self._context_bytes is None:
+                self._context_bytes = [(name, self._header(schema, payload))
+                                       for name, schema, payload in self.context.headers()]
+            headers = headers + self._context_bytes if headers else list(self._context_bytes)
         return SinkRecord(event.topic, key, value, headers)

@@ -4,12 +4,13 @@
 version; its methods turn converted row images into :class:`ChangeEvent`s. Keys are dicts of
 the key columns; a table without key columns has a null key, as in Debezium. A primary-key
 change becomes a delete (+ tombstone) under the old key and a create under the new key, linked
-by the ``__debezium.newkey`` / ``__debezium.oldkey`` headers.
+by the ``__debezium.newkey`` / ``__debezium.oldkey`` headers (what a change becomes is decided
+in :mod:`cdc.core.emitter`).
 """
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from cdc.core import connect
 from cdc.core.connect import ConnectSchema
@@ -134,37 +135,12 @@ class TableEnvelope:
             self.topic, self.key_schema, key, self.value_schema, value, headers, position, self.table_id
         )
 
-    def tombstone(self, key: dict[str, Any] | None, position: tuple[int, ...] = ()) -> ChangeEvent:
-        return ChangeEvent(self.topic, self.key_schema, key, None, None, None, position, self.table_id)
+    def tombstone(self, key: dict[str, Any] | None, position: tuple[int, ...] = (),
+                  headers: list[tuple[str, ConnectSchema | None, Any]] | None = None) -> ChangeEvent:
+        return ChangeEvent(self.topic, self.key_schema, key, None, None, headers, position, self.table_id)
 
     def truncate(self, source: dict[str, Any], transaction: dict[str, Any] | None, position: tuple[int, ...] = ()) -> ChangeEvent:
         event = self.event(OP_TRUNCATE, None, None, source, transaction, position=position)
         event.key_schema = None
         event.key = None
         return event
-
-    def key_change(
-        self,
-        before: dict[str, Any],
-        after: dict[str, Any],
-        delete_source: dict[str, Any],
-        create_source: dict[str, Any],
-        delete_tx: dict[str, Any] | None,
-        create_tx: dict[str, Any] | None,
-        *,
-        tombstone: bool,
-        position: tuple[int, ...] = (),
-    ) -> Iterable[ChangeEvent]:
-        """Delete under the old key (+ tombstone), then create under the new key."""
-        old_key = self.key_of(before)
-        new_key = self.key_of(after)
-        yield self.event(
-            OP_DELETE, before, None, delete_source, delete_tx, key=old_key,
-            headers=[(NEW_KEY_HEADER, self.key_schema, new_key)], position=position,
-        )
-        if tombstone:
-            yield self.tombstone(old_key, position)
-        yield self.event(
-            OP_CREATE, None, after, create_source, create_tx, key=new_key,
-            headers=[(OLD_KEY_HEADER, self.key_schema, old_key)], position=position,
-        )

@@ -10,7 +10,7 @@ import pytest
 from cdc.config import CORE_OPTIONS, Config, Option, parse_properties
 from cdc.core import connect
 from cdc.core.converters import JsonConverter
-from cdc.core.envelope import NEW_KEY_HEADER, OLD_KEY_HEADER, TableEnvelope
+from cdc.core.envelope import TableEnvelope
 from cdc.core.errors import ConfigError, OffsetStoreError
 from cdc.core.offsets import FileOffsetStore
 from cdc.core.topics import sanitize_schema_name, sanitize_topic, table_topic
@@ -47,19 +47,6 @@ def test_tombstone_has_null_value_and_the_key() -> None:
     record = JsonConverter(True).to_record(envelope().tombstone({"id": 7}))
     assert record.value is None
     assert json.loads(record.key)["payload"] == {"id": 7}
-
-
-def test_key_change_is_delete_tombstone_create_with_headers() -> None:
-    env = envelope()
-    events = list(env.key_change({"id": 1, "name": "a"}, {"id": 2, "name": "a"}, {"s": 1}, {"s": 2}, None, None,
-                                 tombstone=True))
-    assert [e.value["op"] if e.value else None for e in events] == ["d", None, "c"]
-    assert [e.key for e in events] == [{"id": 1}, {"id": 1}, {"id": 2}]
-    records = [JsonConverter(True).to_record(e) for e in events]
-    assert records[0].headers[0][0] == NEW_KEY_HEADER
-    assert json.loads(records[0].headers[0][1])["payload"] == {"id": 2}
-    assert records[2].headers[0][0] == OLD_KEY_HEADER
-    assert json.loads(records[2].headers[0][1])["payload"] == {"id": 1}
 
 
 def test_transaction_tracker_counts_per_table() -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import re
+import struct
 import time
 from pathlib import Path
 from typing import Any, ClassVar, Iterator
@@ -28,7 +29,8 @@ import pymysql
 
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Config, Option
-from cdc.core.envelope import OP_CREATE, OP_DELETE, OP_READ, OP_UPDATE, now_ts
+from cdc.core.envelope import OP_READ, now_ts
+from cdc.core.emitter import ChangeEmitter
 from cdc.core.errors import SchemaHistoryError, SourceError
 from cdc.core import signals as sig
 from cdc.core.filters import NameFilter
@@ -44,6 +46,7 @@ from cdc.core.schema_history import FileSchemaHistory, MemorySchemaHistory, Sche
 from cdc.core.signal_handler import SignalHandler
 from cdc.sources.mysql import binlog as bl
 from cdc.sources.mysql import chunks
+from cdc.sources.mysql import rows
 from cdc.sources.mysql import snapshot as snap
 from cdc.sources.mysql.config import HISTORY_CLASSES, MYSQL_OPTIONS
 from cdc.sources.mysql.connection import (
@@ -62,7 +65,7 @@ from cdc.sources.mysql.ddl import MySqlSchema, history_record
 from cdc.sources.mysql.gtids import DeliveredGtids
 from cdc.sources.mysql.source_info import source_block, source_schema
 from cdc.sources.mysql.tables import TableState
-from cdc.sources.mysql.types import TypeModes
+from cdc.sources.mysql.types import TypeModes, is_unsigned
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +139,7 @@ class MySqlSource:
         self.config = config
         self.settings = ConnectionSettings.from_config(config)
         common = SourceSettings.from_config(config)
-        self.prefix, self.tombstones, self.max_batch = common.prefix, common.tombstones, common.max_batch
+        self.prefix, self.max_batch = common.prefix, common.max_batch
         self.table_filter, self.column_filter, self.key_spec = common.table_filter, common.column_filter, common.key_spec
         self.client_server_id: int = config.get("database.server.id")
         mode = config.get("snapshot.mode")
@@ -148,10 +151,9 @@ class MySqlSource:
             binary_handling_mode=config.get("binary.handling.mode"),
             bigint_unsigned_handling_mode=config.get("bigint.unsigned.handling.mode"),
         )
-        self.tx_tracker = common.transaction_tracker()
+        self.emitter = ChangeEmitter.from_settings(common)
         self.include_schema_changes = common.include_schema_changes
         self.include_query: bool = config.get("include.query")
-        self.skipped_operations = common.skipped_operations
         self.only_captured_tables_ddl: bool = config.get("schema.history.internal.store.only.captured.tables.ddl")
         self.only_captured_databases_ddl: bool = config.get("schema.history.internal.store.only.captured.databases.ddl")
         self.heartbeat_s = max(config.get("binlog.heartbeat.interval.ms"), 1) / 1000
@@ -176,6 +178,7 @@ class MySqlSource:
         self._stream: Any = None
         self._schema: MySqlSchema | None = None
         self._states: dict[tuple[str, str], TableState | None] = {}
+        self._layouts: dict[int, tuple[TableState, list[rows.Reader]]] = {}  # binlog table id -> readers
         self._history_max: tuple[int, str, int] | None = None
         self._stopping = False
         self._position: dict[str, Any] | None = None
@@ -372,6 +375,11 @@ class MySqlSource:
     @property
     def flavor(self) -> str:
         return self.info.flavor if self.info else "mysql"
+
+    @property
+    def connector_name(self) -> str:
+        """source.connector and the context header: mysql or mariadb, as the server says."""
+        return self.flavor
 
     # ---- start-up ---------------------------------------------------------------------------
 
@@ -657,7 +665,7 @@ class MySqlSource:
                     self._fire_marks(position_key(file, tx.pos), events)
                 continue
             if kind is bl.TableMapEvent:
-                self._name_columns(stream, event)
+                self._on_table_map(stream, event)
                 continue
             if kind is bl.RowsQueryLogEvent:
                 tx.query = event.query
@@ -722,17 +730,28 @@ class MySqlSource:
                 last_handover = time.monotonic()
 
     def _signal_rows(self, event: Any, events: list[ChangeEvent], position: tuple[int, ...]) -> None:
-        for index, image in enumerate(event.rows):
-            row = {str(k): v for k, v in image["values"].items()}
+        state = self._state(event.schema, event.table)
+        if state is None:
+            log.warning("a row of the signal table %s, whose definition is unknown here: ignored", self.signal_table)
+            return
+        names = [c.name for c in state.table.columns]
+        for index, image in enumerate(self._images(event, state, "", position[1])):
+            row = {name: value.decode("utf-8") if isinstance(value, bytes) else value
+                   for name, value in zip(names, image)}
             self._signal_handler.on_row(row, events, (*position, index), str(self.signal_table))
 
-    def _name_columns(self, stream: Any, event: Any) -> None:
-        """Name the binlog's columns from our schema at this position (the binlog may not name them)."""
-        if not self.captured(event.schema, event.table) and f"{event.schema}.{event.table}" != self.signal_table:
+    def _on_table_map(self, stream: Any, event: Any) -> None:
+        """A TABLE_MAP names a table id for the rows events after it: pair its storage layout with
+        our schema at this position, which names the columns and says what the binlog may not."""
+        database, table = event.schema, event.table
+        if not self.captured(database, table) and f"{database}.{table}" != self.signal_table:
             return
-        state = self._state(event.schema, event.table)
+        state = self._state(database, table)
         mapped = stream.table_map.get(event.table_id)
         if state is None or mapped is None:
+            return
+        cached = self._layouts.get(event.table_id)
+        if cached is not None and cached[0] is state:
             return
         columns = state.table.columns
         if len(mapped.columns) != len(columns):
@@ -741,8 +760,30 @@ class MySqlSource:
                 f"{len(columns)}: the history does not match the binlog at this position",
                 fix="the history was edited or lost a DDL; restore it, or start over with a new snapshot",
             )
-        for binlog_column, column in zip(mapped.columns, columns):
-            binlog_column.name = column.name
+        readers = [rows.reader(binlog_column.type, binlog_column, unsigned=is_unsigned(column))
+                   for binlog_column, column in zip(mapped.columns, columns)]
+        self._layouts[event.table_id] = (state, readers)
+
+    def _images(self, event: Any, state: TableState, file: str, pos: int) -> list[list[Any]]:
+        """The row images of a rows event, decoded from our schema (never the library's ``rows``)."""
+        layout = self._layouts.get(event.table_id)
+        if layout is None or layout[0] is not state:
+            raise SourceError(f"rows of {state.qualified} at {file}:{pos} without their TABLE_MAP",
+                              fix="report this with the binlog file and position")
+        data = event.packet.read(event.event_size - event.packet.read_bytes)
+        after = getattr(event, "columns_present_bitmap2", None) if isinstance(event, bl.UpdateRowsEvent) else None
+        try:
+            images = rows.read_images(data, layout[1], event.columns_present_bitmap, after)
+        except (IndexError, ValueError, struct.error) as exc:
+            raise SourceError(f"cannot decode rows of {state.qualified} at {file}:{pos}: {exc}",
+                              fix="the schema history does not match the table at this binlog position; "
+                                  "restore it or take a new snapshot") from None
+        for image in images:
+            if rows.ABSENT in image:
+                raise SourceError(f"rows of {state.qualified} at {file}:{pos} leave columns out (a MINIMAL or "
+                                  "NOBLOB row image): their values cannot be known",
+                                  fix="SET GLOBAL binlog_row_image = 'FULL' (and in the server's config)")
+        return images
 
     def _row_events(self, event: Any, file: str, tx: _Transaction, events: list[ChangeEvent], first_row: int) -> None:
         state = self._state(event.schema, event.table)
@@ -753,57 +794,35 @@ class MySqlSource:
                 fix="take a new snapshot (delete the offsets, or snapshot.mode=when_needed), or use snapshot.mode="
                     "recovery if the table has not changed since",
             )
-        tracker = self.tx_tracker
+        emit = self.emitter
+        kind = type(event)
+        if not emit.emits(_OPS[kind]):
+            return
         ts_ms = event.timestamp * 1000
-        if tracker is not None and not tracker.active:
-            events.append(tracker.begin(tx.gtid or f"{tx.file}:{tx.pos}", ts_ms))
+        if emit.tracker is not None and not emit.in_transaction:
+            emit.begin(events, tx.gtid or f"{tx.file}:{tx.pos}", ts_ms)
         envelope = state.envelope
         ts = now_ts()
-        server_id = event.packet.server_id
         query = tx.query if self.include_query else None
         position_base = (position_key(tx.file, 0)[0], tx.pos, tx.row_events)
-        qualified = state.qualified
-        tombstones = self.tombstones
-        kind = type(event)
-        if _OPS[kind] in self.skipped_operations:
-            return
-        try:
-            rows = event.rows
-        except (UnicodeDecodeError, ValueError, IndexError, TypeError) as exc:
-            raise SourceError(f"cannot decode rows of {qualified} at {file}:{tx.pos}: {exc}",
-                              fix="check that binlog_row_image=FULL and the schema history match the server") from None
-        base = source_block(self.flavor, self.prefix, state.database, state.name, ts_ms=ts_ms, server_id=server_id,
-                            file=tx.file, pos=tx.pos, gtid=tx.gtid, thread=tx.thread, query=query)
-        for index, image in enumerate(rows):
-            if index < first_row:
-                continue
+        images = self._images(event, state, file, tx.pos)
+        row = state.row
+        base = source_block(self.flavor, self.prefix, state.database, state.name, ts_ms=ts_ms,
+                            server_id=event.packet.server_id, file=tx.file, pos=tx.pos, gtid=tx.gtid,
+                            thread=tx.thread, query=query)
+        pairs = kind is bl.UpdateRowsEvent
+        for index in range(first_row, len(images) // 2 if pairs else len(images)):
             source = {**base, "row": index}
             position = (*position_base, index)
             if kind is bl.WriteRowsEvent:
-                after = state.binlog_row(image["values"], image.get("none_sources"))
-                block = tracker.block(qualified) if tracker is not None else None
-                events.append(envelope.event(OP_CREATE, None, after, source, block, position=position, ts=ts))
+                emit.create(events, envelope, row(images[index]), source, position, ts)
             elif kind is bl.DeleteRowsEvent:
-                before = state.binlog_row(image["values"], image.get("none_sources"))
-                block = tracker.block(qualified) if tracker is not None else None
-                events.append(envelope.event(OP_DELETE, before, None, source, block, position=position, ts=ts))
-                if tombstones and envelope.key_schema is not None:
-                    events.append(envelope.tombstone(envelope.key_of(before), position))
+                emit.delete(events, envelope, row(images[index]), source, position, ts)
             else:
-                before = state.binlog_row(image["before_values"], image.get("before_none_sources"))
-                after = state.binlog_row(image["after_values"], image.get("after_none_sources"))
-                if envelope.key_schema is not None and envelope.key_of(before) != envelope.key_of(after):
-                    delete_block = tracker.block(qualified) if tracker is not None else None
-                    create_block = tracker.block(qualified) if tracker is not None else None
-                    events.extend(envelope.key_change(before, after, source, dict(source), delete_block, create_block,
-                                                      tombstone=tombstones, position=position))
-                else:
-                    block = tracker.block(qualified) if tracker is not None else None
-                    events.append(envelope.event(OP_UPDATE, before, after, source, block, position=position, ts=ts))
+                emit.update(events, envelope, row(images[2 * index]), row(images[2 * index + 1]), source, position, ts)
 
     def _commit(self, event: Any, file: str, tx: _Transaction, events: list[ChangeEvent], gtids: DeliveredGtids) -> None:
-        if self.tx_tracker is not None and self.tx_tracker.active:
-            events.append(self.tx_tracker.end(event.timestamp * 1000))
+        self.emitter.end(events, event.timestamp * 1000)
         self._advance(event, file, tx, gtids)
 
     def _advance(self, event: Any, file: str, tx: _Transaction, gtids: DeliveredGtids) -> None:
@@ -833,13 +852,13 @@ class MySqlSource:
             if wanted:
                 self._record(position, database or None, ddl, changes)
         truncated = _truncated_table(ddl, database)
-        if truncated is not None and self.captured(*truncated) and "t" not in self.skipped_operations:
+        if truncated is not None and self.captured(*truncated) and self.emitter.emits("t"):
             state = self._state(*truncated)
             if state is not None:
                 source = source_block(self.flavor, self.prefix, truncated[0], truncated[1],
                                       ts_ms=event.timestamp * 1000, server_id=event.packet.server_id, file=file,
                                       pos=end, gtid=gtid, thread=event.slave_proxy_id)
-                events.append(state.envelope.truncate(source, None, (position_key(file, 0)[0], end, 0, 0)))
+                self.emitter.truncate(events, state.envelope, source, (position_key(file, 0)[0], end, 0, 0))
         if not self.include_schema_changes or (database and not self.captured_database(database) and not touched):
             return
         if changes and not touched:

@@ -73,18 +73,3 @@ class TableState:
         """A row image (values in table column order) as the event's row struct."""
         return {name: missing if (value := values[index]) is None else convert(value)
                 for index, name, convert, missing in self._spec}
-
-    def binlog_row(self, values: dict[Any, Any], none_sources: dict[Any, str] | None) -> dict[str, Any]:
-        """A row image as python-mysql-replication gives it: a dict in column order.
-
-        The library reads an empty SET as None and says so in ``none_sources``; MySQL's value is ''.
-        """
-        items = list(values.values())
-        if len(items) != self.column_count:
-            raise ValueError(f"{len(items)} columns in the binlog, {self.column_count} in the schema")
-        if self._set_columns and none_sources:
-            names = list(values)
-            for index in self._set_columns:
-                if items[index] is None and none_sources.get(names[index]) == "empty set":
-                    items[index] = ""
-        return self.row(items)

@@ -42,6 +42,8 @@ for a value whose ``none_sources`` entry is ``"empty set"``.
 from __future__ import annotations
 
 import base64
+import codecs
+import logging
 import ipaddress
 import math
 import re
@@ -56,7 +58,9 @@ from cdc.core.errors import ConfigError
 from cdc.core.schema import Column
 from cdc.sources.mysql.ddl import JDBC, enum_options
 
-__all__ = ["TypeModes", "field_schema", "value_converter", "Converter"]
+log = logging.getLogger(__name__)
+
+__all__ = ["TypeModes", "field_schema", "value_converter", "Converter", "is_unsigned", "json_text"]
 
 Converter = Callable[[Any], Any]
 
@@ -101,9 +105,12 @@ def _base(column: Column) -> str:
     return name
 
 
-def _unsigned(column: Column) -> bool:
+def is_unsigned(column: Column) -> bool:
     words = column.type_name.upper().split()
     return "UNSIGNED" in words or "ZEROFILL" in words  # ZEROFILL implies UNSIGNED
+
+
+_unsigned = is_unsigned
 
 
 def _kind(column: Column, modes: TypeModes) -> str:
@@ -309,9 +316,25 @@ def _ubigint_precise(value: Any) -> str:
     return _unscaled_bytes(number + (1 << 64) if number < 0 else number)
 
 
+def unscaled(number: Decimal, scale: int) -> int:
+    """The exact integer ``number * 10**scale`` (rounded half up when ``number`` has more digits):
+    no decimal context is involved, so DECIMAL(65,30) keeps every digit."""
+    sign, digits, exponent = number.as_tuple()
+    if not isinstance(exponent, int):
+        raise ValueError(f"{number} has no exact value")
+    value = int("".join(map(str, digits)) or "0")
+    shift = exponent + scale
+    if shift >= 0:
+        value *= 10 ** shift
+    else:
+        value, remainder = divmod(value, 10 ** -shift)
+        if remainder * 2 >= 10 ** -shift:
+            value += 1
+    return -value if sign else value
+
+
 def _decimal_converter(column: Column, mode: str) -> Converter:
     scale = column.scale or 0
-    quantum = Decimal(1).scaleb(-scale)
     if mode == "double":
         return float
     if mode == "string":
@@ -319,28 +342,52 @@ def _decimal_converter(column: Column, mode: str) -> Converter:
 
     def precise(value: Any) -> str:
         number = value if isinstance(value, Decimal) else Decimal(str(value))
-        if number.as_tuple().exponent != -scale:  # the binlog and the server give the column's scale
-            number = number.quantize(quantum, rounding=ROUND_HALF_UP)
-        return _unscaled_bytes(int(number.scaleb(scale)))
+        return _unscaled_bytes(unscaled(number, scale))
     return precise
 
 
+# MySQL character sets whose Python codec has another name (the others are the same word).
 _PYTHON_CODECS = {"utf8mb4": "utf-8", "utf8mb3": "utf-8", "utf8": "utf-8", "latin1": "cp1252",
                   "ascii": "ascii", "binary": "latin-1", "ucs2": "utf-16-be", "utf16": "utf-16-be",
-                  "utf16le": "utf-16-le", "utf32": "utf-32-be"}
+                  "utf16le": "utf-16-le", "utf32": "utf-32-be", "ujis": "euc_jp", "eucjpms": "euc_jp",
+                  "euckr": "euc_kr", "koi8r": "koi8_r", "koi8u": "koi8_u", "latin2": "iso8859_2",
+                  "latin5": "iso8859_9", "latin7": "iso8859_13", "greek": "iso8859_7", "hebrew": "iso8859_8",
+                  "tis620": "tis_620", "macroman": "mac_roman", "macce": "mac_latin2"}
+
+
+def _latin1_undefined(error: UnicodeError) -> tuple[str, int]:
+    """MySQL's latin1 is cp1252 whose five undefined bytes (0x81, 0x8D, 0x8F, 0x90, 0x9D) map to
+    the control characters of the same number, as in ISO 8859-1."""
+    assert isinstance(error, UnicodeDecodeError)
+    return error.object[error.start:error.end].decode("latin-1"), error.end
+
+
+codecs.register_error("cdc-mysql-latin1", _latin1_undefined)
+
+
+def python_codec(charset: str | None) -> str:
+    name = (charset or "utf8mb4").lower()
+    return _PYTHON_CODECS.get(name, name)
 
 
 def _string_converter(column: Column) -> Converter:
-    codec = _PYTHON_CODECS.get((column.charset or "utf8").lower(), (column.charset or "utf-8").lower())
+    codec = python_codec(column.charset)
+    errors = "cdc-mysql-latin1" if codec == "cp1252" else "strict"
+    try:
+        codecs.lookup(codec)
+    except LookupError:
+        log.warning("column %s: character set %s has no Python codec; its text is read as UTF-8",
+                    column.name, column.charset)
+        codec, errors = "utf-8", "replace"
 
     def convert(value: Any) -> str:
         if isinstance(value, str):
             return value
-        if isinstance(value, (bytes, bytearray)):  # a charset python-mysql-replication could not map
+        if isinstance(value, (bytes, bytearray)):  # binlog rows: the column's bytes
             try:
-                return bytes(value).decode(codec)
-            except (LookupError, UnicodeDecodeError):
-                return bytes(value).decode("utf-8", "replace")
+                return bytes(value).decode(codec, errors)
+            except UnicodeDecodeError:
+                return bytes(value).decode(codec, "replace")
         return str(value)
     return convert
 
@@ -472,6 +519,9 @@ def _json_text(value: Any) -> str:
     return _json_string(str(value))
 
 
+json_text = _json_text
+
+
 def _time_text(value: timedelta) -> str:
     micros = value // _ONE_US
     sign = "-" if micros < 0 else ""
@@ -494,7 +544,9 @@ def _inet_converter(value: Any) -> str:
 
 def _year_converter(value: Any) -> int:
     year = value.year if isinstance(value, (date, datetime)) else int(value)
-    if 0 <= year <= 69:  # two-digit years, as Debezium adjusts them
+    if year == 0:  # YEAR's 0000 (Debezium writes 1900)
+        return 0
+    if 1 <= year <= 69:  # two-digit years, as Debezium adjusts them
         return year + 2000
     if 70 <= year <= 99:
         return year + 1900

@@ -35,7 +35,7 @@ class CatalogTable:
     name: str
     replica_identity: str  # d n f i
     columns: tuple[CatalogColumn, ...]
-    primary_key: tuple[str, ...]
+    primary_key: tuple[str, ...]  # or, without one, the columns of the replica identity index
 
     @property
     def qualified(self) -> str:
@@ -48,7 +48,11 @@ SELECT c.oid, n.nspname, c.relname, c.relreplident,
        pg_get_expr(d.adbin, d.adrelid), format_type(a.atttypid, a.atttypmod),
        COALESCE((SELECT array_agg(ka.attname ORDER BY array_position(i.indkey::int2[], ka.attnum))
                  FROM pg_index i JOIN pg_attribute ka ON ka.attrelid = i.indrelid AND ka.attnum = ANY(i.indkey)
-                 WHERE i.indrelid = c.oid AND i.indisprimary), '{{}}')
+                 WHERE i.indrelid = c.oid AND i.indisprimary),
+                -- no primary key: the REPLICA IDENTITY USING INDEX columns are the key, as in Debezium
+                (SELECT array_agg(ka.attname ORDER BY array_position(i.indkey::int2[], ka.attnum))
+                 FROM pg_index i JOIN pg_attribute ka ON ka.attrelid = i.indrelid AND ka.attnum = ANY(i.indkey)
+                 WHERE i.indrelid = c.oid AND i.indisreplident), '{{}}')
 FROM pg_class c
 JOIN pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped

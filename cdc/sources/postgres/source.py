@@ -34,7 +34,8 @@ import psycopg
 from cdc.config import CORE_OPTIONS, Config, Option
 from cdc.core import connect
 from cdc.core.connect import ConnectSchema
-from cdc.core.envelope import OP_CREATE, OP_DELETE, OP_MESSAGE, OP_READ, OP_UPDATE, now_ts
+from cdc.core.envelope import OP_MESSAGE, OP_READ, now_ts
+from cdc.core.emitter import ChangeEmitter
 from cdc.core.errors import CdcError, SourceError
 from cdc.core import signals as sig
 from cdc.core.heartbeat import Heartbeat
@@ -79,6 +80,7 @@ MESSAGE_VALUE_SCHEMA = ConnectSchema(connect.struct(
 class PostgresSource:
     name: ClassVar[str] = "postgres"
     connector_classes: ClassVar[tuple[str, ...]] = ("io.debezium.connector.postgresql.PostgresConnector",)
+    connector_name: ClassVar[str] = "postgresql"  # source.connector and the context header
     options: ClassVar[tuple[Option, ...]] = POSTGRES_OPTIONS
     # For readers that replay between two offsets (Spark): what locates an offset, and the sort
     # key of one between transactions (events' ``position`` starts with their commit LSN).
@@ -93,7 +95,7 @@ class PostgresSource:
         self.config = config
         self.settings = ConnectionSettings.from_config(config)
         common = SourceSettings.from_config(config)
-        self.prefix, self.tombstones, self.max_batch = common.prefix, common.tombstones, common.max_batch
+        self.prefix, self.max_batch = common.prefix, common.max_batch
         self.table_filter, self.column_filter, self.key_spec = common.table_filter, common.column_filter, common.key_spec
         self.slot: str = config.get("slot.name")
         self.publication: str = config.get("publication.name")
@@ -104,8 +106,8 @@ class PostgresSource:
             binary_handling_mode=config.get("binary.handling.mode"),
             interval_handling_mode=config.get("interval.handling.mode"),
         )
-        self.tx_tracker = common.transaction_tracker()
-        self.skipped_operations = common.skipped_operations
+        self.emitter = ChangeEmitter.from_settings(common)
+        self.tx_tracker = self.emitter.tracker
         self.heartbeat = Heartbeat(self.prefix, config.get("heartbeat.topics.prefix"), config.get("heartbeat.interval.ms"))
         self.heartbeat_query: str | None = config.get("heartbeat.action.query")
         self._conn: psycopg.Connection | None = None
@@ -466,7 +468,6 @@ class PostgresSource:
         extras = self._offset_extras
         dbname = self.settings.dbname
         prefix = self.prefix
-        tombstones = self.tombstones
         tx = self.tx_tracker
         events: list[ChangeEvent] = []
         xid = 0
@@ -539,7 +540,7 @@ class PostgresSource:
                 if not skipping_tx:
                     if tx is not None and tx.active:
                         events.append(tx.end(commit_us // 1000))
-                    last_commit_lsn = message.commit_lsn
+                    last_commit_lsn = message.end_lsn  # Debezium: the Commit XLogData position
                 committed_lsn = max(committed_lsn, message.end_lsn)
                 skip_commit = None
                 skipping_tx = False
@@ -568,14 +569,14 @@ class PostgresSource:
                       and (self._read_only_window is None or not self._read_only_window[1].sees(xid))):
                     first = len(events)
                     self._change_events(events, state, message, kind, xid, change_lsn, commit_us, last_commit_lsn,
-                                        final_lsn, tombstones)
+                                        final_lsn)
                     for event in events[first:]:
                         incr.observe(event)
                 else:
                     self._change_events(events, state, message, kind, xid, change_lsn, commit_us, last_commit_lsn,
-                                        final_lsn, tombstones)
+                                        final_lsn)
             elif kind is po.Truncate:
-                for relid in message.relids if "t" not in self.skipped_operations else ():
+                for relid in message.relids if self.emitter.emits("t") else ():
                     state = relations.get(relid)
                     if state is None:
                         continue
@@ -583,8 +584,7 @@ class PostgresSource:
                         incr.window.buffer.clear()  # every row of the chunk is gone
                     source = source_block(prefix, dbname, state.schema, state.name, ts_us=commit_us,
                                           tx_id=xid, lsn=change_lsn, last_commit_lsn=last_commit_lsn)
-                    block = tx.block(state.qualified) if tx is not None else None
-                    events.append(state.envelope.truncate(source, block, (final_lsn, change_lsn)))
+                    self.emitter.truncate(events, state.envelope, source, (final_lsn, change_lsn))
             elif kind is po.LogicalMessage:
                 events.append(self._message_event(message, xid if message.transactional else None,
                                                   commit_us if message.transactional else time.time_ns() // 1000,
@@ -603,40 +603,24 @@ class PostgresSource:
         return Batch(events, position)
 
     def _change_events(self, events: list[ChangeEvent], state: TableState, message: Any, kind: type,
-                       xid: int, lsn: int, commit_us: int, last_commit_lsn: int | None, final_lsn: int,
-                       tombstones: bool) -> None:
-        if _OPS[kind] in self.skipped_operations:
+                       xid: int, lsn: int, commit_us: int, last_commit_lsn: int | None, final_lsn: int) -> None:
+        emit = self.emitter
+        if not emit.emits(_OPS[kind]):
             return
         source = state.source(self.prefix, self.settings.dbname, xid=xid, commit_us=commit_us, lsn=lsn,
                               last_commit_lsn=last_commit_lsn)
-        tx = self.tx_tracker
         envelope = state.envelope
         position = (final_lsn, lsn)
         if kind is po.Insert:
-            block = tx.block(state.qualified) if tx is not None else None
-            events.append(envelope.event(OP_CREATE, None, state.row(message.new), source, block, position=position))
-            return
-        if kind is po.Delete:
-            before = state.row(message.old)
-            block = tx.block(state.qualified) if tx is not None else None
-            events.append(envelope.event(OP_DELETE, before, None, source, block, position=position))
-            if tombstones and envelope.key_schema is not None:
-                events.append(envelope.tombstone(envelope.key_of(before), position))
-            return
-        after = state.row(message.new)
-        before = state.row(message.old) if message.old is not None else None
-        old_key = state.key_values(before)
-        if old_key is not None and any(v is not None for v in old_key) and old_key != state.key_values(after):
-            # The key changed (the old tuple carries it when it is part of the replica identity).
-            delete_block = tx.block(state.qualified) if tx is not None else None
-            create_block = tx.block(state.qualified) if tx is not None else None
-            events.extend(envelope.key_change(before, after, source, dict(source), delete_block, create_block,
-                                              tombstone=tombstones, position=position))
-            return
-        if message.old_kind == "K":
-            before = None  # Debezium shows no before image unless the identity is FULL
-        block = tx.block(state.qualified) if tx is not None else None
-        events.append(envelope.event(OP_UPDATE, before, after, source, block, position=position))
+            emit.create(events, envelope, state.row(message.new), source, position)
+        elif kind is po.Delete:
+            emit.delete(events, envelope, state.row(message.old), source, position)
+        else:
+            old = state.row(message.old) if message.old is not None else None
+            # A key-only old tuple ('K') says the key changed; Debezium shows no before image for it
+            # unless the key changed (the identity is not FULL).
+            before = None if message.old_kind == "K" else old
+            emit.update(events, envelope, before, state.row(message.new), source, position, key_row=old)
 
     def _message_event(self, message: po.LogicalMessage, xid: int | None, ts_us: int, lsn: int,
                        last_commit_lsn: int | None) -> ChangeEvent:

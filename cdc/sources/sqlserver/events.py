@@ -10,11 +10,10 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from cdc.core.envelope import NEW_KEY_HEADER, OLD_KEY_HEADER, OP_CREATE, OP_DELETE, OP_UPDATE
+from cdc.core.emitter import ChangeEmitter
 from cdc.core.records import ChangeEvent
 from cdc.core.schema import table_change
 from cdc.core.schema_change import SchemaChangeEvents
-from cdc.core.transactions import TransactionTracker
 from cdc.sources.sqlserver.changes import Change
 from cdc.sources.sqlserver.lsn import Lsn
 from cdc.sources.sqlserver.source_info import source_block
@@ -26,13 +25,13 @@ Clock = Callable[[], int]  # nanoseconds since the epoch
 
 
 class EventBuilder:
-    def __init__(self, *, prefix: str, database: str, tombstones: bool, schema_changes: SchemaChangeEvents | None,
-                 tracker: TransactionTracker | None, clock: Clock) -> None:
+    def __init__(self, *, prefix: str, database: str, emitter: ChangeEmitter, schema_changes: SchemaChangeEvents | None,
+                 clock: Clock) -> None:
         self.prefix = prefix
         self.database = database
-        self.tombstones = tombstones
+        self.emitter = emitter
         self.schema_changes = schema_changes
-        self.tracker = tracker
+        self.tracker = emitter.tracker
         self.clock = clock
         self.states: dict[str, TableState] = {}  # by capture instance name
         self.current: dict[str, str] = {}  # schema.table -> capture instance in effect
@@ -98,46 +97,34 @@ class EventBuilder:
         envelope = state.envelope
         position = (change.commit_lsn.as_int(), change.change_lsn.as_int(), change.event_serial_no)
         instance = state.instance
+        emit = self.emitter
 
         def source(serial: int) -> dict[str, Any]:
             return source_block(self.prefix, self.database, instance.schema, instance.table, ts_ns=commit_ns,
                                 commit_lsn=change.commit_lsn, change_lsn=change.change_lsn, event_serial_no=serial)
 
-        def block() -> dict[str, Any] | None:
-            return tracker.block(state.data_collection) if tracker is not None else None
-
         before = state.row(change.before) if change.before is not None else None
         after = state.row(change.after) if change.after is not None else None
         if change.op == "c":
-            out.append(envelope.event(OP_CREATE, None, after, source(change.event_serial_no), block(),
-                                      position=position, ts=ts))
+            assert after is not None
+            emit.create(out, envelope, after, source(change.event_serial_no), position, ts)
         elif change.op == "d":
-            out.append(envelope.event(OP_DELETE, before, None, source(change.event_serial_no), block(),
-                                      position=position, ts=ts))
-            if self.tombstones and envelope.key_schema is not None:
-                out.append(envelope.tombstone(envelope.key_of(before), position))
+            assert before is not None
+            emit.delete(out, envelope, before, source(change.event_serial_no), position, ts)
         elif change.op == "k" and envelope.key_schema is None:
             # no key to change (a keyless table): a plain delete and insert at one change LSN
+            assert before is not None and after is not None
             if not change.delete_delivered:
-                out.append(envelope.event(OP_DELETE, before, None, source(1), block(), position=position, ts=ts))
-            out.append(envelope.event(OP_CREATE, None, after, source(change.event_serial_no), block(),
-                                      position=position, ts=ts))
+                emit.delete(out, envelope, before, source(1), position, ts)
+            emit.create(out, envelope, after, source(change.event_serial_no), position, ts)
         elif change.op == "u" and state.key(before) == state.key(after):
-            out.append(envelope.event(OP_UPDATE, before, after, source(change.event_serial_no), block(),
-                                      position=position, ts=ts))
+            assert after is not None
+            emit.update(out, envelope, before, after, source(change.event_serial_no), position, ts)
         else:  # a key change: a 1/2 pair, or a 3/4 pair whose key differs
             assert before is not None and after is not None
-            old_key, new_key = envelope.key_of(before), envelope.key_of(after)
             delete_serial = 1 if change.op == "k" else change.event_serial_no
-            if not change.delete_delivered:
-                out.append(envelope.event(OP_DELETE, before, None, source(delete_serial), block(), key=old_key,
-                                          headers=[(NEW_KEY_HEADER, envelope.key_schema, new_key)],
-                                          position=position, ts=ts))
-                if self.tombstones and envelope.key_schema is not None:
-                    out.append(envelope.tombstone(old_key, position))
-            out.append(envelope.event(OP_CREATE, None, after, source(change.event_serial_no), block(), key=new_key,
-                                      headers=[(OLD_KEY_HEADER, envelope.key_schema, old_key)],
-                                      position=position, ts=ts))
+            emit.key_change(out, envelope, before, after, source(delete_serial), source(change.event_serial_no),
+                            position, ts, include_delete=not change.delete_delivered)
         return out
 
     # ---- transactions -------------------------------------------------------------------------

@@ -34,10 +34,10 @@ from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.schema_change import SchemaChangeEvents
+from cdc.core.emitter import ChangeEmitter
 from cdc.core.source import SourceSettings
 from cdc.core.signal_handler import SignalHandler
-from cdc.core.topics import sanitize_topic, transaction_topic
-from cdc.core.transactions import TransactionTracker
+from cdc.core.topics import sanitize_topic
 from cdc.sources.sqlserver import catalog, chunks
 from cdc.sources.sqlserver import queries as q
 from cdc.sources.sqlserver.changes import Position
@@ -60,6 +60,7 @@ SLEEP_SLICE_S = 0.1
 class SqlServerSource:
     name: ClassVar[str] = "sqlserver"
     connector_classes: ClassVar[tuple[str, ...]] = ("io.debezium.connector.sqlserver.SqlServerConnector",)
+    connector_name: ClassVar[str] = "sqlserver"  # source.connector and the context header
     options: ClassVar[tuple[Option, ...]] = SQLSERVER_OPTIONS  # SIGNAL_OPTIONS included
 
     def __init__(self, config: Config, *, connect: Connect | None = None,
@@ -81,6 +82,7 @@ class SqlServerSource:
         self.clock = clock or time.time_ns
         self._sleep = sleep or time.sleep
         common = SourceSettings.from_config(config)
+        self._common = common
         self.table_filter, self.column_filter, self.key_spec = common.table_filter, common.column_filter, common.key_spec
         self.modes = TypeModes(config.get("decimal.handling.mode"), config.get("time.precision.mode"),
                                config.get("binary.handling.mode"))
@@ -89,8 +91,6 @@ class SqlServerSource:
         self.max_batch: int = config.get("max.batch.size")
         self.schema_changes = (SchemaChangeEvents(sanitize_topic(self.prefix), "sqlserver", SOURCE_SCHEMA)
                                if config.get("include.schema.changes") else None)
-        self._tx_topic = transaction_topic(self.prefix, config.get("transaction.topic"))
-        self._tx = bool(config.get("provide.transaction.metadata"))
         self._streams: dict[str, DatabaseStream] = {}
         self._finished: dict[str, dict[str, Any]] = {}  # initial_only databases: snapshot taken
         self._conns: list[QueryLayer] = []
@@ -166,9 +166,9 @@ class SqlServerSource:
                           key_spec=self.key_spec)
 
     def _builder(self, database: str) -> EventBuilder:
-        return EventBuilder(prefix=self.prefix, database=database, tombstones=self.config.get("tombstones.on.delete"),
-                            schema_changes=self.schema_changes,
-                            tracker=TransactionTracker(self._tx_topic) if self._tx else None, clock=self.clock)
+        # one emitter per database: each has its own transactions
+        return EventBuilder(prefix=self.prefix, database=database, emitter=ChangeEmitter.from_settings(self._common),
+                            schema_changes=self.schema_changes, clock=self.clock)
 
     def _offset(self) -> dict[str, Any]:
         """Every database's position, plus what signals must keep across a restart."""

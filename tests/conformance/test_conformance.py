@@ -1,0 +1,59 @@
+"""cdc against Debezium, field for field, on every conformance workload.
+
+Each workload's Debezium output is a recorded fixture (``python -m tests.conformance.record``
+regenerates them, see README.md); here the same workload runs through cdc on the same kind of
+server, and the two runs must agree after normalising what varies from run to run (compare.py)
+and applying the documented differences (deviations.py, docs/debezium-differences.md).
+MariaDB workloads run twice: at the server's default binlog_row_metadata (NO_LOG) and with FULL.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conformance import compare, deviations, runners
+from tests.conformance import workloads as wl
+
+CASES = [pytest.param(name, "default", id=name) for name in wl.names("postgres")] + [
+    pytest.param(name, metadata, id=f"{name}-{metadata.lower()}")
+    for name in wl.names("mariadb") for metadata in ("NO_LOG", "FULL")
+]
+
+
+@pytest.fixture(scope="session")
+def conformance_pg() -> str:
+    return wl.postgres_dsn()
+
+
+@pytest.fixture(scope="session")
+def conformance_mariadb() -> str:
+    pytest.importorskip("pymysql")
+    return wl.mariadb_dsn()
+
+
+def expected_records(workload: wl.Workload) -> list[dict[str, Any]]:
+    if not workload.fixture.exists():
+        pytest.fail(f"no recorded Debezium output for {workload.name}: run python -m tests.conformance.record "
+                    f"{workload.name}")
+    return [json.loads(line) for line in workload.fixture.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize(("name", "variant"), CASES)
+def test_same_events_as_debezium(name: str, variant: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    workload = wl.load(name)
+    dsn = request.getfixturevalue("conformance_pg" if workload.db == "postgres" else "conformance_mariadb")
+    theirs = expected_records(workload)
+    if workload.db == "mariadb":
+        wl.set_global(dsn, {"binlog_row_metadata": f"'{variant}'"})
+    try:
+        ours = runners.run_cdc(workload, dsn, tmp_path, len(theirs))
+    finally:
+        if workload.db == "mariadb":
+            wl.set_global(dsn, {"binlog_row_metadata": "'NO_LOG'"})
+    a = compare.normalize(ours)
+    b = deviations.apply(name, compare.normalize(theirs))
+    assert a == b, f"{name} ({variant}): cdc differs from Debezium\n" + compare.report(a, b)
