@@ -47,7 +47,7 @@ class JsonConverter:
         key = None if event.key is None else self.serialize(event.key_schema, event.key)
         headers = [(name, self._header(schema, payload)) for name, schema, payload in event.headers] \
             if event.headers else None
-        if self.context is not None:
+        if self.context is not None and event.context_headers:
             if self._context_bytes is None:
                 self._context_bytes = [(name, self._header(schema, payload))
                                        for name, schema, payload in self.context.headers()]

@@ -70,14 +70,16 @@ class ChangeEmitter:
 
     def update(self, out: list[ChangeEvent], envelope: TableEnvelope, before: Row | None, after: Row,
                source: dict[str, Any], position: tuple[int, ...] = (), ts: Timestamps = None, *,
-               key_row: Row | None = None) -> None:
+               key_row: Row | None = None, old_key: dict[str, Any] | None = None) -> None:
         """``before`` is the image the event shows (None when the log has none); ``key_row`` the image
-        the old key is read from when it differs (PostgreSQL's key-only old tuple)."""
+        a key change's delete shows (PostgreSQL's key-only old tuple); ``old_key`` the old key as the
+        log gave it, when it is not simply read from that image."""
         if OP_UPDATE in self.skipped:
             return
         old = key_row if key_row is not None else before
         if envelope.key_schema is not None and old is not None:
-            old_key = envelope.key_of(old)
+            if old_key is None:
+                old_key = envelope.key_of(old)
             if old_key != envelope.key_of(after) and any(v is not None for v in old_key.values()):  # type: ignore[union-attr]
                 self.key_change(out, envelope, old, after, source, source, position, ts)
                 return

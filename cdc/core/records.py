@@ -31,6 +31,9 @@ class ChangeEvent:
     position: tuple[int, ...] = ()
     # Which captured table ("schema.table" / "db.table"), for filters and Spark; "" otherwise.
     table_id: str = ""
+    # Whether Debezium's __debezium.context.* headers go on it: data, tombstones and schema changes
+    # carry them; transaction BEGIN/END and logical decoding messages do not.
+    context_headers: bool = True
 
 
 @dataclass(slots=True)

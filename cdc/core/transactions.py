@@ -18,6 +18,7 @@ KEY_SCHEMA = ConnectSchema(
         [connect.field("id", connect.STRING)],
         optional=False,
         name="io.debezium.connector.common.TransactionMetadataKey",
+        version=1,
     )
 )
 
@@ -36,7 +37,7 @@ VALUE_SCHEMA = ConnectSchema(
                             connect.field("data_collection", connect.STRING),
                             connect.field("event_count", connect.INT64),
                         ],
-                        optional=False,
+                        optional=True,
                         name="event.collection",
                         version=1,
                     ),
@@ -47,8 +48,31 @@ VALUE_SCHEMA = ConnectSchema(
         ],
         optional=False,
         name="io.debezium.connector.common.TransactionMetadataValue",
+        version=1,
     )
 )
+
+
+def java_hash(text: str) -> int:
+    """Java's String.hashCode over UTF-16 code units, as a signed 32-bit int."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def java_hashmap_order(keys: list[str]) -> list[str]:
+    """The iteration order of a java.util.HashMap holding ``keys`` (inserted in this order):
+    Debezium lists an END event's data_collections from one."""
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(key: str) -> int:
+        h = java_hash(key) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+    return sorted(keys, key=bucket)  # stable: a bucket keeps insertion order
 
 
 class TransactionTracker:
@@ -67,7 +91,7 @@ class TransactionTracker:
         self.total = 0
         self.per_table = {}
         value = {"status": "BEGIN", "id": tx_id, "event_count": None, "data_collections": None, "ts_ms": ts_ms}
-        return ChangeEvent(self.topic, KEY_SCHEMA, {"id": tx_id}, VALUE_SCHEMA, value)
+        return ChangeEvent(self.topic, KEY_SCHEMA, {"id": tx_id}, VALUE_SCHEMA, value, context_headers=False)
 
     def block(self, data_collection: str) -> dict[str, Any]:
         self.total += 1
@@ -82,9 +106,10 @@ class TransactionTracker:
             "id": tx_id,
             "event_count": self.total,
             "data_collections": [
-                {"data_collection": name, "event_count": count} for name, count in self.per_table.items()
+                {"data_collection": name, "event_count": self.per_table[name]}
+                for name in java_hashmap_order(list(self.per_table))
             ],
             "ts_ms": ts_ms,
         }
         self.id = None
-        return ChangeEvent(self.topic, KEY_SCHEMA, {"id": tx_id}, VALUE_SCHEMA, value)
+        return ChangeEvent(self.topic, KEY_SCHEMA, {"id": tx_id}, VALUE_SCHEMA, value, context_headers=False)

@@ -26,6 +26,7 @@ class CatalogColumn:
     not_null: bool
     default: str | None
     type_name: str
+    dims: int = 0  # declared array dimensions (int[][]: 2); PostgreSQL does not enforce them
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +45,7 @@ class CatalogTable:
 
 _TABLES_SQL = """
 SELECT c.oid, n.nspname, c.relname, c.relreplident,
-       a.attname, a.attnum, a.atttypid, a.atttypmod, a.attnotnull,
+       a.attname, a.attnum, a.atttypid, a.atttypmod, a.attnotnull, a.attndims,
        pg_get_expr(d.adbin, d.adrelid), format_type(a.atttypid, a.atttypmod),
        COALESCE((SELECT array_agg(ka.attname ORDER BY array_position(i.indkey::int2[], ka.attnum))
                  FROM pg_index i JOIN pg_attribute ka ON ka.attrelid = i.indrelid AND ka.attnum = ANY(i.indkey)
@@ -81,14 +82,15 @@ def read_tables(conn: psycopg.Connection, oid: int | None = None) -> list[Catalo
 def _table(rows: list[tuple]) -> CatalogTable:
     first = rows[0]
     columns = tuple(
-        CatalogColumn(name=r[4], position=r[5], type_oid=r[6], typmod=r[7], not_null=r[8], default=r[9], type_name=r[10])
+        CatalogColumn(name=r[4], position=r[5], type_oid=r[6], typmod=r[7], not_null=r[8], dims=r[9], default=r[10],
+                      type_name=r[11])
         for r in rows
     )
     ident = first[3]
     return CatalogTable(
         oid=first[0], schema=first[1], name=first[2],
         replica_identity=ident if isinstance(ident, str) else bytes(ident).decode(),
-        columns=columns, primary_key=tuple(first[11] or ()),
+        columns=columns, primary_key=tuple(first[12] or ()),
     )
 
 

@@ -21,6 +21,14 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
     Option("publication.autocreate.mode", str, "all_tables", "Create the publication when missing.",
            choices=("all_tables", "filtered", "disabled")),
     Option("status.update.interval.ms", int, 10000, "Most time between standby status updates to the server."),
+    Option("transaction.id.mode", str, "transaction", "Transaction ids of provide.transaction.metadata: one "
+           "'txid:commitLSN' for a whole transaction (transaction), or 'txid:LSN' with each event's own LSN as "
+           "Debezium 3.6 writes them, so that BEGIN, the events and END carry different ids (debezium).",
+           choices=("transaction", "debezium")),
+    Option("hstore.handling.mode", str, "json", "hstore values as a JSON object in a string (json) or a map.",
+           choices=("json", "map")),
+    Option("include.unknown.datatypes", bool, False, "Columns of types without a Debezium mapping (multiranges): "
+           "left out of events (false, as Debezium), or their text form (true)."),
     Option("unavailable.value.placeholder", str, "__debezium_unavailable_value",
            "Value given to unchanged TOASTed columns that the server did not send."),
     Option("read.only", bool, False, "Incremental snapshots without writing to the database: each chunk is "

@@ -34,7 +34,7 @@ import psycopg
 from cdc.config import CORE_OPTIONS, Config, Option
 from cdc.core import connect
 from cdc.core.connect import ConnectSchema
-from cdc.core.envelope import OP_MESSAGE, OP_READ, now_ts
+from cdc.core.envelope import OP_MESSAGE, OP_READ, TRANSACTION_BLOCK_SCHEMA, now_ts
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.errors import CdcError, SourceError
 from cdc.core import signals as sig
@@ -63,18 +63,19 @@ IDLE_S = 0.5
 _OPS = {po.Insert: "c", po.Update: "u", po.Delete: "d"}
 
 MESSAGE_KEY_SCHEMA = ConnectSchema(connect.struct(
-    [connect.field("prefix", connect.OPTIONAL_STRING)], optional=False, name="io.debezium.connector.postgresql.MessageKey"))
+    [connect.field("prefix", connect.OPTIONAL_STRING)], optional=False, name="io.debezium.connector.postgresql.MessageKey",
+    version=1))
 MESSAGE_VALUE_SCHEMA = ConnectSchema(connect.struct(
     [
-        connect.field("source", SOURCE_SCHEMA),
         connect.field("op", connect.STRING),
         connect.field("ts_ms", connect.OPTIONAL_INT64),
+        connect.field("source", SOURCE_SCHEMA),
+        connect.field("transaction", TRANSACTION_BLOCK_SCHEMA),
         connect.field("message", connect.struct(
             [connect.field("prefix", connect.OPTIONAL_STRING), connect.field("content", connect.primitive("bytes"))],
-            optional=True, name="io.debezium.connector.postgresql.Message")),
+            optional=False, name="io.debezium.connector.postgresql.Message", version=1)),
     ],
-    optional=False, name="io.debezium.connector.postgresql.MessageValue"))
-
+    optional=False, name="io.debezium.connector.postgresql.MessageValue", version=1))
 
 
 class PostgresSource:
@@ -105,6 +106,8 @@ class PostgresSource:
             time_precision_mode=config.get("time.precision.mode"),
             binary_handling_mode=config.get("binary.handling.mode"),
             interval_handling_mode=config.get("interval.handling.mode"),
+            hstore_handling_mode=config.get("hstore.handling.mode"),
+            include_unknown_datatypes=config.get("include.unknown.datatypes"),
         )
         self.emitter = ChangeEmitter.from_settings(common)
         self.tx_tracker = self.emitter.tracker
@@ -469,6 +472,7 @@ class PostgresSource:
         dbname = self.settings.dbname
         prefix = self.prefix
         tx = self.tx_tracker
+        per_event_ids = self.config.get("transaction.id.mode") == "debezium"
         events: list[ChangeEvent] = []
         xid = 0
         final_lsn = 0
@@ -530,17 +534,20 @@ class PostgresSource:
                 commit_us = po.pg_timestamp_to_unix_micros(message.commit_ts)
                 skipping_tx = final_lsn < committed_lsn
                 resuming_inside = skip_commit is not None and final_lsn == skip_commit
+                tx_id = f"{xid}:{data.wal_start if per_event_ids else final_lsn}"
                 if tx is not None and not skipping_tx and not resuming_inside:
-                    events.append(tx.begin(f"{xid}:{final_lsn}", commit_us // 1000))
+                    events.append(tx.begin(tx_id, commit_us // 1000))
                 elif tx is not None and resuming_inside:
-                    tx.id = f"{xid}:{final_lsn}"
+                    tx.id = tx_id
                 continue
             if kind is po.Commit:
                 in_tx = False
                 if not skipping_tx:
                     if tx is not None and tx.active:
+                        if per_event_ids:
+                            tx.id = f"{xid}:{message.end_lsn}"
                         events.append(tx.end(commit_us // 1000))
-                    last_commit_lsn = message.end_lsn  # Debezium: the Commit XLogData position
+                    last_commit_lsn = message.end_lsn  # source.sequence's first LSN (Debezium's)
                 committed_lsn = max(committed_lsn, message.end_lsn)
                 skip_commit = None
                 skipping_tx = False
@@ -557,6 +564,8 @@ class PostgresSource:
             if skipping_tx or (skip_commit is not None and final_lsn == skip_commit and data.wal_start <= skip_until):
                 continue
             change_lsn = last_change = data.wal_start
+            if per_event_ids and tx is not None and tx.active:
+                tx.id = f"{xid}:{change_lsn}"  # transaction.id.mode=debezium
             if kind is po.Insert or kind is po.Update or kind is po.Delete:
                 state = relations.get(message.relid)
                 if state is None:
@@ -586,6 +595,8 @@ class PostgresSource:
                                           tx_id=xid, lsn=change_lsn, last_commit_lsn=last_commit_lsn)
                     self.emitter.truncate(events, state.envelope, source, (final_lsn, change_lsn))
             elif kind is po.LogicalMessage:
+                if not message.transactional:
+                    last_commit_lsn = change_lsn  # Debezium commits a non-transactional message at once
                 events.append(self._message_event(message, xid if message.transactional else None,
                                                   commit_us if message.transactional else time.time_ns() // 1000,
                                                   change_lsn, last_commit_lsn))
@@ -614,13 +625,17 @@ class PostgresSource:
         if kind is po.Insert:
             emit.create(events, envelope, state.row(message.new), source, position)
         elif kind is po.Delete:
-            emit.delete(events, envelope, state.row(message.old), source, position)
+            emit.delete(events, envelope, state.row(message.old, key_only=message.old_kind == "K"), source, position)
         else:
-            old = state.row(message.old) if message.old is not None else None
-            # A key-only old tuple ('K') says the key changed; Debezium shows no before image for it
-            # unless the key changed (the identity is not FULL).
-            before = None if message.old_kind == "K" else old
-            emit.update(events, envelope, before, state.row(message.new), source, position, key_row=old)
+            key_only = message.old_kind == "K"
+            old = state.row(message.old, key_only=key_only) if message.old is not None else None
+            # A key-only old tuple ('K') comes when the identity's columns changed; Debezium shows no
+            # before image for it unless the key changed. The key is read before the columns the
+            # tuple leaves out are filled in.
+            old_key = envelope.key_of(state.row(message.old)) if key_only else None
+            before = None if key_only else old
+            emit.update(events, envelope, before, state.row(message.new, message.old), source, position, key_row=old,
+                        old_key=old_key)
 
     def _message_event(self, message: po.LogicalMessage, xid: int | None, ts_us: int, lsn: int,
                        last_commit_lsn: int | None) -> ChangeEvent:
@@ -629,10 +644,10 @@ class PostgresSource:
         source = source_block(self.prefix, self.settings.dbname, "", "", ts_us=ts_us, tx_id=xid, lsn=lsn,
                               last_commit_lsn=last_commit_lsn)
         ms, _, _ = now_ts()
-        value = {"source": source, "op": OP_MESSAGE, "ts_ms": ms,
+        value = {"op": OP_MESSAGE, "ts_ms": ms, "source": source, "transaction": None,
                  "message": {"prefix": message.prefix, "content": base64.b64encode(message.content).decode()}}
         return ChangeEvent(sanitize_topic(f"{self.prefix}.message"), MESSAGE_KEY_SCHEMA, {"prefix": message.prefix},
-                           MESSAGE_VALUE_SCHEMA, value)
+                           MESSAGE_VALUE_SCHEMA, value, context_headers=False)
 
     def _run_heartbeat_query(self) -> None:
         if not self.heartbeat_query:

@@ -6,6 +6,7 @@ column has its converter chosen in advance.
 """
 from __future__ import annotations
 
+import base64
 import logging
 from typing import Any, Callable, Protocol, Sequence
 
@@ -16,7 +17,8 @@ from cdc.core.topics import table_topic
 from cdc.sources.postgres.catalog import CatalogTable
 from cdc.sources.postgres.pgoutput import UNCHANGED_TOAST
 from cdc.sources.postgres.source_info import SOURCE_SCHEMA, sequence, source_block
-from cdc.sources.postgres.types import TypeModes, TypeRegistry, field_schema, text_converter
+from cdc.sources.postgres.defaults import NO_DEFAULT, default_value, zero
+from cdc.sources.postgres.types import TypeModes, TypeRegistry, column_kind, field_schema, text_converter
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +34,19 @@ class ColumnType(Protocol):
 
     @property
     def typmod(self) -> int: ...
+
+
+def _unavailable(kind: str, placeholder: str, modes: TypeModes) -> Any:
+    """Debezium's placeholder for an unchanged TOASTed value, in the column's own type: the text for
+    strings, its bytes for bytea, a one-element array for arrays."""
+    if kind == "bytea":
+        data = placeholder.encode()
+        mode = modes.binary_handling_mode
+        return data.hex() if mode == "hex" else (
+            base64.urlsafe_b64encode(data) if mode == "base64-url-safe" else base64.b64encode(data)).decode()
+    if kind == "array":
+        return [placeholder]
+    return placeholder
 
 
 class TableState:
@@ -55,8 +70,10 @@ class TableState:
         self.qualified = catalog.qualified
         self.replica_identity = catalog.replica_identity
         not_null = {c.name: c.not_null for c in catalog.columns}
+        defaults = {c.name: c.default for c in catalog.columns}
+        dims = {c.name: c.dims for c in catalog.columns}
         types.load(c.type_oid for c in columns)
-        spec: list[tuple[int, str, Callable[[str], Any]]] = []
+        spec: list[tuple[int, str, Callable[[str], Any], Any, Any]] = []
         fields: list[dict[str, Any]] = []
         by_name: dict[str, dict[str, Any]] = {}
         for index, column in enumerate(columns):
@@ -64,12 +81,22 @@ class TableState:
                 continue
             pg_type = types.get(column.type_oid)
             optional = not not_null.get(column.name, False)
-            schema = connect.field(column.name, field_schema(pg_type, column.typmod, optional, modes))
-            fields.append(schema)
-            by_name[column.name] = schema
-            spec.append((index, column.name, text_converter(pg_type, column.typmod, modes)))
+            schema = field_schema(pg_type, column.typmod, optional, modes, max(dims.get(column.name, 1), 1))
+            if schema is None:  # a type Debezium has no mapping for (include.unknown.datatypes)
+                continue
+            convert = text_converter(pg_type, column.typmod, modes)
+            kind = column_kind(pg_type, column.typmod)
+            default = default_value(defaults.get(column.name), schema, convert, is_bool=kind == "bool")
+            if default is not NO_DEFAULT:
+                schema["default"] = default
+            field = connect.field(column.name, schema)
+            fields.append(field)
+            by_name[column.name] = field
+            # a column a key-only old tuple leaves out: Debezium gives it its default, else (NOT NULL)
+            # its type's zero, else null
+            absent = default if default is not NO_DEFAULT else None if optional else zero(schema)
+            spec.append((index, column.name, convert, absent, _unavailable(kind, unavailable_placeholder, modes)))
         self._spec = tuple(spec)
-        self._placeholder = unavailable_placeholder
         key_names = key_columns_for(key_spec, self.qualified) or list(catalog.primary_key)
         missing = [k for k in key_names if k not in by_name]
         if missing:
@@ -101,16 +128,20 @@ class TableState:
         source["sequence"] = sequence(last_commit_lsn, lsn)
         return source
 
-    def row(self, values: Sequence[Any]) -> dict[str, Any]:
-        """Converted row struct from a tuple of text values (None = NULL)."""
+    def row(self, values: Sequence[Any], old: Sequence[Any] | None = None, *, key_only: bool = False
+            ) -> dict[str, Any]:
+        """Converted row struct from a tuple of text values (None = NULL). An unchanged TOASTed
+        value the server did not send is taken from ``old`` (REPLICA IDENTITY FULL), else it is
+        Debezium's placeholder. ``key_only``: a key-only old tuple, whose NULLs are columns left out."""
         out: dict[str, Any] = {}
-        placeholder = self._placeholder
-        for index, name, convert in self._spec:
+        for index, name, convert, absent, unavailable in self._spec:
             value = values[index]
             if value is None:
-                out[name] = None
+                out[name] = absent if key_only else None
             elif value is UNCHANGED_TOAST:
-                out[name] = placeholder
+                previous = old[index] if old is not None else None
+                out[name] = convert(previous) if previous is not None and previous is not UNCHANGED_TOAST \
+                    else unavailable
             else:
                 out[name] = convert(value)
         return out

@@ -50,6 +50,7 @@ the LocalDate Debezium uses for it.
 from __future__ import annotations
 
 import base64
+import json
 import math
 import re
 import struct
@@ -94,6 +95,8 @@ class TypeModes:
     time_precision_mode: str = "adaptive"
     binary_handling_mode: str = "bytes"  # bytes | base64 | base64-url-safe | hex
     interval_handling_mode: str = "numeric"  # numeric | string (ISO-8601 'P1Y2M3DT4H5M6.789S')
+    hstore_handling_mode: str = "json"  # json (a JSON object as text) | map
+    include_unknown_datatypes: bool = False  # types Debezium has no mapping for: left out, or their text
     money_fraction_digits: int = 2  # the server's lc_monetary frac digits
 
     def __post_init__(self) -> None:
@@ -109,6 +112,7 @@ _ALLOWED_MODES = {
                             "nanoseconds", "isostring"),
     "binary_handling_mode": ("bytes", "base64", "base64-url-safe", "hex"),
     "interval_handling_mode": ("numeric", "string"),
+    "hstore_handling_mode": ("json", "map"),
 }
 
 # ---- built-in types ---------------------------------------------------------------------------
@@ -168,9 +172,18 @@ def _kind(t: PgType) -> str:
         return "array"
     if t.typtype == "e":
         return "enum"
+    if t.typtype == "m":
+        return "unknown"  # multiranges: Debezium 3.6 has no mapping and leaves the column out
     if t.typtype != "b":
-        return "string"  # composite, range, multirange, pseudo: the text form
+        return "string"  # composite, range, pseudo: the text form
+    if t.name == "hstore":
+        return "hstore"
     return _KINDS.get(t.name, "string")  # char/varchar/text/name/inet/...; unknown types too
+
+
+def column_kind(pg_type: PgType, typmod: int) -> str:
+    """What a column is, for the rules outside this module: "array", "bytea", "bool", "unknown"..."""
+    return _kind(_resolve(pg_type, typmod)[0])
 
 
 def _time_precision(typmod: int) -> int:
@@ -228,15 +241,30 @@ _TIME_SCHEMAS = {  # time.precision.mode -> (date, time p<=3, time p>3, timestam
 }
 
 
-def field_schema(pg_type: PgType, typmod: int, optional: bool, modes: TypeModes) -> dict[str, Any]:
-    """The Connect schema of a column as Debezium's JSON converter prints it (without "field")."""
+def field_schema(pg_type: PgType, typmod: int, optional: bool, modes: TypeModes, dims: int = 1
+                 ) -> dict[str, Any] | None:
+    """The Connect schema of a column as Debezium's JSON converter prints it (without "field"), or
+    None for a type Debezium leaves out (``include.unknown.datatypes=false``). An array declared
+    with ``dims`` > 1 dimensions (int[][]) is an array of arrays (Debezium: one level, whose
+    elements come out null)."""
     t, typmod = _resolve(pg_type, typmod)
     kind = _kind(t)
+    if kind == "unknown":
+        return _plain("string", optional) if modes.include_unknown_datatypes else None
+    if kind == "hstore":
+        if modes.hstore_handling_mode == "map":
+            return {"type": "map", "keys": {"type": "string", "optional": False},
+                    "values": {"type": "string", "optional": True}, "optional": optional}
+        return _semantic("string", optional, "io.debezium.data.Json")
     if kind == "array":
         assert t.element is not None
         element, element_typmod = _resolve(t.element, typmod)
         # Debezium builds enum element schemas without .optional() (an upstream quirk we keep).
         items = field_schema(element, element_typmod, _kind(element) != "enum", modes)
+        if items is None:
+            return None
+        for _ in range(dims - 1):
+            items = {"type": "array", "items": items, "optional": True}
         return {"type": "array", "items": items, "optional": optional}
     if kind == "enum":
         return _semantic("string", optional, "io.debezium.data.Enum", {"allowed": ",".join(t.enum_values)})
@@ -535,9 +563,15 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # timestamps into (as epoch microseconds).
 _TS_POS_INFINITY_US = 9223372036825200000
 _TS_NEG_INFINITY_US = -9223372036832400000
-# Debezium's POSITIVE/NEGATIVE_INFINITY_LOCAL_DATE (-5877611-06-21 / -22) as epoch days.
-_DATE_POS_INFINITY_DAYS = -2147472693
-_DATE_NEG_INFINITY_DAYS = -2147472692
+# Debezium 3.6.1's values for date infinity and -infinity (recorded in tests/conformance), as epoch days.
+_DATE_POS_INFINITY_DAYS = -2147472692
+_DATE_NEG_INFINITY_DAYS = -2147472691
+
+
+def _saturate(value: int) -> int:
+    """Java's (long) cast of a double: past the int64 range it stays at Long.MIN/MAX_VALUE. An
+    int64 field cannot hold more, and the JSON converter refuses a larger integer."""
+    return _INT64_MAX if value > _INT64_MAX else _INT64_MIN if value < _INT64_MIN else value
 
 
 def _days_from_civil(year: int, month: int, day: int) -> int:
@@ -716,7 +750,9 @@ def _timestamp_converter(typmod: int, mode: str) -> Converter:
             return pos_infinity
         if text == "-infinity":
             return neg_infinity
-        return _slow_timestamp_micros(text) // unit
+        # past the int64 microsecond range near PostgreSQL's largest timestamp: saturated (Debezium
+        # overflows into a wrong value)
+        return _saturate(_slow_timestamp_micros(text) // unit)
     return epoch
 
 
@@ -836,7 +872,7 @@ def _interval_micros(text: str) -> int:
     years, months, days, hours, minutes, micros = _interval_fields(text)
     number_of_days = (years * 12 + months) * (365.25 / 12.0) + days
     number_of_seconds = ((number_of_days * 24 + hours) * 60 + minutes) * 60 + _pginterval_seconds(micros)
-    return int(number_of_seconds * 1e6)
+    return _saturate(int(number_of_seconds * 1e6))
 
 
 def _interval_iso(text: str) -> str:
@@ -915,6 +951,23 @@ def _array_converter(element: Converter, delimiter: str) -> Converter:
 
 # ---- converters -------------------------------------------------------------------------------
 
+_HSTORE_PAIR = re.compile(r'\s*"((?:[^"\\]|\\.)*)"\s*=>\s*(?:"((?:[^"\\]|\\.)*)"|(NULL))\s*,?')
+
+
+def _hstore_map(text: str) -> dict[str, str | None]:
+    """hstore's text form ('"a"=>"1", "b"=>NULL') as a dict, in the server's order."""
+    out: dict[str, str | None] = {}
+    for match in _HSTORE_PAIR.finditer(text):
+        key = re.sub(r"\\(.)", r"\1", match.group(1))
+        out[key] = None if match.group(3) else re.sub(r"\\(.)", r"\1", match.group(2))
+    return out
+
+
+def _hstore_json(text: str) -> str:
+    """hstore.handling.mode=json: compact JSON, as Jackson writes Debezium's map."""
+    return json.dumps(_hstore_map(text), ensure_ascii=False, separators=(",", ":"))
+
+
 def _bool(text: str) -> bool:
     return text == "t"
 
@@ -960,6 +1013,8 @@ def text_converter(pg_type: PgType, typmod: int, modes: TypeModes) -> Converter:
         return _timestamptz_converter(typmod)
     if kind == "interval":
         return _interval_iso if modes.interval_handling_mode == "string" else _interval_micros
+    if kind == "hstore":
+        return _hstore_map if modes.hstore_handling_mode == "map" else _hstore_json
     # enum, strings, uuid, json (jsonb: the server's text form), xml, inet, ..., unknown types
     return _text
 

@@ -21,7 +21,7 @@ INSERT INTO arrs VALUES
   (2, '{1,NULL,3}', '{NULL}', '{NULL,"x"}', '{NULL}', '{NULL,1.00}', '{NULL,t}', '{NULL}', '{NULL}', '{NULL,green}', '{{1,NULL},{NULL,4}}', '{NULL,NaN}'),
   (3, '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}'),
   (4, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
-  (5, '{42}', '{0}', '{"NULL","null"}', '{"a,b"}', '{-9999.99}', '{f}', '{infinity}', '{00000000-0000-0000-0000-000000000000}', '{blue}', '{{{1}}}', '{Infinity}');
+  (5, '{42}', '{0}', '{"NULL","null"}', '{"a,b"}', '{-9999.99}', '{f}', '{infinity}', '{00000000-0000-0000-0000-000000000000}', '{blue}', '{{5}}', '{Infinity}');
 -- @@STEP
 UPDATE arrs SET a_int = array_append(a_int, 99), a_enum = '{green}' WHERE id IN (1, 3);
 DELETE FROM arrs WHERE id = 2;
