@@ -118,12 +118,14 @@ class Table:
         return None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc: dict[str, Any] = {
             "defaultCharsetName": self.default_charset,
             "primaryKeyColumnNames": list(self.primary_key),
             "columns": [c.to_json() for c in self.columns],
-            "attributes": [{"name": name, "value": value} for name, value in self.attributes],
         }
+        if self.attributes:  # Debezium 3.5's MySQL/MariaDB history has none: written only when set
+            doc["attributes"] = [{"name": name, "value": value} for name, value in self.attributes]
+        return doc
 
     @classmethod
     def from_json(cls, table_id: TableId, doc: dict[str, Any], comment: str | None = None) -> "Table":

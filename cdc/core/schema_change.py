@@ -36,12 +36,7 @@ COLUMN_SCHEMA = connect.struct(
     ],
     optional=False,
     name="io.debezium.connector.schema.Column",
-)
-
-ATTRIBUTE_SCHEMA = connect.struct(
-    [connect.field("name", connect.STRING), connect.field("value", connect.OPTIONAL_STRING)],
-    optional=False,
-    name="io.debezium.connector.schema.Attribute",
+    version=1,
 )
 
 TABLE_SCHEMA = connect.struct(
@@ -50,10 +45,10 @@ TABLE_SCHEMA = connect.struct(
         connect.field("primaryKeyColumnNames", _STRING_ARRAY),
         connect.field("columns", {"type": "array", "items": COLUMN_SCHEMA, "optional": False}),
         connect.field("comment", connect.OPTIONAL_STRING),
-        connect.field("attributes", {"type": "array", "items": ATTRIBUTE_SCHEMA, "optional": True}),
     ],
     optional=True,
     name="io.debezium.connector.schema.Table",
+    version=1,
 )
 
 CHANGE_SCHEMA = connect.struct(
@@ -64,13 +59,17 @@ CHANGE_SCHEMA = connect.struct(
     ],
     optional=False,
     name="io.debezium.connector.schema.Change",
+    version=1,
 )
 
 _COLUMN_KEYS = [f["field"] for f in COLUMN_SCHEMA["fields"]]
 
 
 def _column_payload(column: dict[str, Any]) -> dict[str, Any]:
-    return {key: column.get(key) for key in _COLUMN_KEYS}
+    payload = {key: column.get(key) for key in _COLUMN_KEYS}
+    if not payload["enumValues"]:  # Debezium's serializer leaves an empty list out (null)
+        payload["enumValues"] = None
+    return payload
 
 
 def change_payload(change: dict[str, Any]) -> dict[str, Any]:
@@ -84,8 +83,6 @@ def change_payload(change: dict[str, Any]) -> dict[str, Any]:
             "primaryKeyColumnNames": list(table.get("primaryKeyColumnNames") or []),
             "columns": [_column_payload(c) for c in table.get("columns", [])],
             "comment": change.get("comment"),
-            "attributes": [{"name": a["name"], "value": None if a.get("value") is None else str(a["value"])}
-                           for a in table.get("attributes", [])],
         },
     }
 

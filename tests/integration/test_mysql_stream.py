@@ -201,9 +201,15 @@ def test_snapshot_emits_schema_then_rows(mysql_server: dict[str, Any], mysql_db:
         p.thread.join(30)
     assert p.error is None
     records = p.sink.snapshot()
-    assert [r["topic"] for r in records] == ["dbz", f"dbz.{db}.t", f"dbz.{db}.t"]
-    change = records[0]["value"]["payload"]
+    # Debezium's snapshot DDL: SET character_set_server, DROP TABLE, DROP/CREATE DATABASE, USE, CREATE TABLE
+    assert [r["topic"] for r in records] == ["dbz"] * 6 + [f"dbz.{db}.t", f"dbz.{db}.t"]
+    ddl = [r["value"]["payload"]["ddl"] for r in records[:6]]
+    assert ddl[0].startswith("SET character_set_server=") and ddl[1] == f"DROP TABLE IF EXISTS `{db}`.`t`"
+    assert ddl[2:5] == [f"DROP DATABASE IF EXISTS `{db}`", f"CREATE DATABASE `{db}` CHARSET utf8mb4 COLLATE "
+                        "utf8mb4_general_ci", f"USE `{db}`"]
+    change = records[5]["value"]["payload"]
     assert change["ddl"].startswith("CREATE TABLE `t`") and change["source"]["snapshot"] == "true"
+    records = records[5:]
     assert [r["value"]["payload"]["after"] for r in records[1:]] == [{"id": 1, "e": "x", "s": "a,b"},
                                                                     {"id": 2, "e": "y", "s": ""}]
     assert [r["value"]["payload"]["source"]["snapshot"] for r in records[1:]] == ["first", "last"]

@@ -275,7 +275,7 @@ def test_capture_instance_switch_with_an_added_column() -> None:
     assert columns[4] == {"name": "phone", "jdbcType": -9, "nativeType": None, "typeName": "nvarchar",
                           "typeExpression": "nvarchar", "charsetName": None, "length": 20, "scale": None,
                           "position": 5, "optional": True, "autoIncremented": False, "generated": False,
-                          "comment": None, "defaultValueExpression": None, "enumValues": []}
+                          "comment": None, "defaultValueExpression": None, "enumValues": None}
     new = events[2]
     assert new.value["after"]["phone"] == "+1 555 0100"
     assert [f["field"] for f in new.value_schema.fields[1]["fields"]][-1] == "phone"

@@ -131,6 +131,7 @@ class ServerInfo:
     charset: str | None
     row_metadata: str | None
     gtid_mode: bool
+    collation: str | None = None
 
     @property
     def flavor(self) -> str:
@@ -147,7 +148,7 @@ def server_checks(conn: pymysql.connections.Connection, settings: ConnectionSett
     """Refuse a server whose binlog cannot be captured, and say how to fix it."""
     values = _variables(conn, ["version", "server_id", "log_bin", "binlog_format", "binlog_row_image",
                                "binlog_row_metadata", "lower_case_table_names", "character_set_server",
-                               "gtid_mode"])
+                               "collation_server", "gtid_mode"])
     version = values.get("version", "")
     mariadb = "mariadb" in version.lower()
     if values.get("log_bin", "OFF").upper() != "ON":
@@ -161,8 +162,8 @@ def server_checks(conn: pymysql.connections.Connection, settings: ConnectionSett
                           fix="SET GLOBAL binlog_row_image = 'FULL' (and in the server's config)")
     metadata = values.get("binlog_row_metadata")
     if metadata is not None and metadata.upper() != "FULL":
-        log.warning("binlog_row_metadata is %s: the binlog does not name columns or list ENUM/SET values; "
-                    "columns are named from the schema history; fix: SET GLOBAL binlog_row_metadata = 'FULL'", metadata)
+        log.info("binlog_row_metadata is %s: rows are decoded with the column names, signedness and character "
+                 "sets of the schema history (as with FULL)", metadata)
     _check_grants(conn, settings)
     return ServerInfo(
         version=version,
@@ -170,6 +171,7 @@ def server_checks(conn: pymysql.connections.Connection, settings: ConnectionSett
         server_id=int(values.get("server_id", 0) or 0),
         lower_case_table_names=int(values.get("lower_case_table_names", 0) or 0),
         charset=values.get("character_set_server"),
+        collation=values.get("collation_server"),
         row_metadata=metadata,
         gtid_mode=(values.get("gtid_mode", "OFF").upper() == "ON") if not mariadb else True,
     )

@@ -43,6 +43,7 @@ class SnapshotPoint:
 @dataclass
 class SchemaRead:
     databases: list[tuple[str, str]] = field(default_factory=list)  # (name, CREATE DATABASE text)
+    charsets: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (charset, collation)
     tables: list[tuple[str, str, str]] = field(default_factory=list)  # (database, table, CREATE TABLE text)
 
 
@@ -97,6 +98,10 @@ def read_schema(conn: pymysql.connections.Connection, capture_database: Callable
         for database in sorted(databases):
             cur.execute(f"SHOW CREATE DATABASE {quote(database)}")
             read.databases.append((database, cur.fetchone()[1]))
+            cur.execute("SELECT DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA "
+                        "WHERE SCHEMA_NAME = %s", (database,))
+            charset, collation = cur.fetchone()
+            read.charsets[database] = (charset, collation)
             cur.execute(f"SHOW FULL TABLES IN {quote(database)} WHERE Table_type = 'BASE TABLE'")
             for (table, _kind) in sorted(cur.fetchall()):
                 cur.execute(f"SHOW CREATE TABLE {quote(database)}.{quote(table)}")
@@ -141,3 +146,30 @@ def select_rows(conn: pymysql.connections.Connection, database: str, table: str,
         raise SourceError(f"snapshot of {database}.{table} failed: {exc.args[-1]}") from None
     finally:
         cur.close()
+
+
+def schema_statements(read: SchemaRead, server_charset: str | None, server_collation: str | None
+                      ) -> list[tuple[str, str | None, str, str | None]]:
+    """The DDL a snapshot records, in Debezium's order: ``(database, table, ddl, dropped table)``.
+
+        SET character_set_server=..., collation_server=...
+        DROP TABLE IF EXISTS `db`.`t`                          every table, so a replay starts clean
+        DROP DATABASE IF EXISTS `db`; CREATE DATABASE `db` CHARSET .. COLLATE ..; USE `db`
+        CREATE TABLE ... (SHOW CREATE TABLE)                   every table of that database
+    """
+    charset = server_charset or "utf8mb4"
+    statements: list[tuple[str, str | None, str, str | None]] = [
+        ("", None, f"SET character_set_server={charset}, collation_server={server_collation or charset + '_general_ci'}",
+         None)]
+    for database, table, _ in read.tables:
+        statements.append((database, table, f"DROP TABLE IF EXISTS {quote(database)}.{quote(table)}", table))
+    for database, _ in read.databases:
+        db_charset, db_collation = read.charsets.get(database, (charset, server_collation or ""))
+        statements.append((database, None, f"DROP DATABASE IF EXISTS {quote(database)}", None))
+        statements.append((database, None, f"CREATE DATABASE {quote(database)} CHARSET {db_charset} COLLATE {db_collation}",
+                           None))
+        statements.append((database, None, f"USE {quote(database)}", None))
+        for db, table, ddl in read.tables:
+            if db == database:
+                statements.append((database, table, ddl, None))
+    return statements

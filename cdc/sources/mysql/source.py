@@ -484,23 +484,20 @@ class MySqlSource:
                         "snapshot": True, "server_id": info.server_id}
             schema = self._new_schema()
             events: list[ChangeEvent] = []
-            first = True
-            for database, ddl in read.databases:
-                schema.apply(ddl, database)
-                self._record({**position, "snapshot_start": True} if first else position, database, ddl, [])
-                first = False
-            if first:
-                self._record({**position, "snapshot_start": True}, None, "SET character_set_server="
-                             f"{info.charset or 'utf8mb4'}", [])
-            for database, table, ddl in read.tables:
-                changes = schema.apply(ddl, database)
-                captured = self.captured(database, table)
-                if captured or not self.only_captured_tables_ddl:
-                    self._record(position, database, ddl, changes)
-                if captured and self.include_schema_changes:
-                    source = source_block(self.flavor, self.prefix, database, table, ts_ms=ts_ms,
-                                          server_id=info.server_id, file=point.file, pos=point.pos, snapshot="true")
-                    events.append(self._schema_events.event(source, database, ddl, changes, ts_ms=ts_ms))
+            statements = snap.schema_statements(read, info.charset, info.collation)
+            for index, (database, table, ddl, dropped) in enumerate(statements):
+                # a replay starts from these records: DROP of a table that is not in our (empty) model yet
+                changes = [{"type": "DROP", "id": f'"{database}"."{dropped}"'}] if dropped else \
+                    schema.apply(ddl, database or None)
+                if table is not None and self.only_captured_tables_ddl and not self.captured(database, table):
+                    continue
+                self._record({**position, "snapshot_start": True} if index == 0 else position, database, ddl, changes)
+                if self.include_schema_changes:
+                    source = source_block(self.flavor, self.prefix, database, table, ts_ms=int(time.time() * 1000),
+                                          server_id=0, file=point.file, pos=point.pos, snapshot="true")
+                    events.append(self._schema_events.event(source, database, ddl, changes, ts_ms=now_ts()[0]))
+            if events and not with_data:  # the snapshot's last event
+                events[-1].value["source"]["snapshot"] = "last"  # type: ignore[index]
             self._schema = schema
             self._states.clear()
             if events:
@@ -541,8 +538,8 @@ class MySqlSource:
             if state is None:
                 continue
             progress = TableProgress(state.qualified, snap.estimate_rows(conn, database, table), progress_mode)
-            shared = source_block(self.flavor, self.prefix, database, table, ts_ms=ts_ms, server_id=info.server_id,
-                                  file=point.file, pos=point.pos, snapshot="true")
+            shared = source_block(self.flavor, self.prefix, database, table, ts_ms=ts_ms, server_id=0,
+                                  file=point.file, pos=point.pos, snapshot="true")  # no binlog event: server 0
             marks.start_table()
             envelope = state.envelope
             row = state.row
@@ -704,8 +701,8 @@ class MySqlSource:
                     last_handover = time.monotonic()
                 continue
             # a rows event
-            if not tx.active:
-                tx.start(file, bl.event_start(event, stream), None)
+            if not tx.active:  # no BEGIN: a GTID group's rows after its DDL (CREATE ... SELECT), or no GTIDs
+                tx.start(file, bl.event_start(event, stream), tx.gtid)
             tx.row_events += 1
             if tx.row_events <= skip_events:
                 continue  # delivered before the restart
@@ -807,9 +804,10 @@ class MySqlSource:
         position_base = (position_key(tx.file, 0)[0], tx.pos, tx.row_events)
         images = self._images(event, state, file, tx.pos)
         row = state.row
+        # source.pos is the rows event's own position (the offset keeps the transaction's start)
         base = source_block(self.flavor, self.prefix, state.database, state.name, ts_ms=ts_ms,
-                            server_id=event.packet.server_id, file=tx.file, pos=tx.pos, gtid=tx.gtid,
-                            thread=tx.thread, query=query)
+                            server_id=event.packet.server_id, file=tx.file, pos=bl.event_start(event, self._stream),
+                            gtid=tx.gtid, thread=tx.thread, query=query)
         pairs = kind is bl.UpdateRowsEvent
         for index in range(first_row, len(images) // 2 if pairs else len(images)):
             source = {**base, "row": index}
@@ -825,24 +823,42 @@ class MySqlSource:
         self.emitter.end(events, event.timestamp * 1000)
         self._advance(event, file, tx, gtids)
 
-    def _advance(self, event: Any, file: str, tx: _Transaction, gtids: DeliveredGtids) -> None:
+    def _advance(self, event: Any, file: str, tx: _Transaction, gtids: DeliveredGtids, *,
+                 keep_gtid: bool = False) -> None:
         if tx.gtid:
             gtids.add(tx.gtid)
         self._position = {"file": file, "pos": bl.event_end(event), "gtids": gtids.text(), "event": 0, "row": 0,
                           "server_id": event.packet.server_id, "ts_sec": event.timestamp}
         tx.active = False
-        tx.gtid = None
         tx.thread = None
+        if not keep_gtid:
+            tx.gtid = None
 
     def _ddl(self, event: Any, file: str, tx: _Transaction, events: list[ChangeEvent], gtids: DeliveredGtids) -> None:
         assert self._schema is not None
         ddl = event.query
         database = event.schema.decode() if isinstance(event.schema, bytes) else (event.schema or "")
         end = bl.event_end(event)
+        start = bl.event_start(event, self._stream)
+        # MariaDB's DDL carries a thread id that Debezium (3.5) does not show, as for its rows
+        thread = None if self.flavor == "mariadb" else event.slave_proxy_id
+        gtid = tx.gtid
+
+        def source(table: str | None) -> dict[str, Any]:
+            return source_block(self.flavor, self.prefix, database, table, ts_ms=event.timestamp * 1000,
+                                server_id=event.packet.server_id, file=file, pos=start, gtid=gtid, thread=thread)
+
+        # The rows of a CREATE TABLE ... SELECT follow in the same GTID group: they keep its GTID.
+        self._advance(event, file, tx, gtids, keep_gtid=True)
+        truncated = _truncated_table(ddl, database)
+        if truncated is not None:  # a 't' event; no history record, no schema change event (as Debezium)
+            state = self._state(*truncated) if self.captured(*truncated) else None
+            if state is not None and self.emitter.emits("t"):
+                self.emitter.truncate(events, state.envelope, source(truncated[1]),
+                                      (position_key(file, 0)[0], end, 0, 0))
+            return
         changes = self._schema.apply(ddl, database or None)
         self._states.clear()
-        gtid = tx.gtid
-        self._advance(event, file, tx, gtids)
         position = dict(self._position)
         key = position_key(file, end)
         touched = [c for c in changes if self._change_captured(c)]
@@ -851,29 +867,27 @@ class MySqlSource:
                      (not self.only_captured_databases_ddl or not database or self.captured_database(database))
             if wanted:
                 self._record(position, database or None, ddl, changes)
-        truncated = _truncated_table(ddl, database)
-        if truncated is not None and self.captured(*truncated) and self.emitter.emits("t"):
-            state = self._state(*truncated)
-            if state is not None:
-                source = source_block(self.flavor, self.prefix, truncated[0], truncated[1],
-                                      ts_ms=event.timestamp * 1000, server_id=event.packet.server_id, file=file,
-                                      pos=end, gtid=gtid, thread=event.slave_proxy_id)
-                self.emitter.truncate(events, state.envelope, source, (position_key(file, 0)[0], end, 0, 0))
         if not self.include_schema_changes or (database and not self.captured_database(database) and not touched):
             return
         if changes and not touched:
             return
+        drop = _DROP_TABLE.match(ddl)
+        if drop is not None and touched and all(c["type"] == "DROP" for c in touched):
+            # Debezium writes one event per dropped table, its name qualified: DROP TABLE `db`.`t`
+            for change in touched:
+                db, table = parse_table_id(change["id"])
+                text = f"DROP TABLE {'IF EXISTS ' if drop.group(1) else ''}{snap.quote(db)}.{snap.quote(table)}"
+                events.append(self._schema_events.event(source(table), database, text, [change], ts_ms=now_ts()[0]))
+            return
         tables = ",".join(sorted({parse_table_id(c["id"])[-1] for c in touched})) or None
-        source = source_block(self.flavor, self.prefix, database, tables, ts_ms=event.timestamp * 1000,
-                              server_id=event.packet.server_id, file=file, pos=end, gtid=gtid,
-                              thread=event.slave_proxy_id)
-        events.append(self._schema_events.event(source, database, ddl, touched, ts_ms=now_ts()[0]))
+        events.append(self._schema_events.event(source(tables), database, ddl, touched, ts_ms=now_ts()[0]))
 
     def _change_captured(self, change: dict[str, Any]) -> bool:
         parts = parse_table_id(change["id"])
         return len(parts) == 2 and self.captured(parts[0], parts[1])
 
 
+_DROP_TABLE = re.compile(r"\s*DROP\s+(?:TEMPORARY\s+)?TABLE\s+(IF\s+EXISTS\s+)?", re.IGNORECASE)
 _TRUNCATE = re.compile(r"\s*TRUNCATE\s+(?:TABLE\s+)?(?:`((?:[^`]|``)+)`|(\w+))(?:\s*\.\s*(?:`((?:[^`]|``)+)`|(\w+)))?\s*;?\s*$",
                        re.IGNORECASE)
 

@@ -531,15 +531,21 @@ def _time_text(value: timedelta) -> str:
 
 
 def _uuid_converter(value: Any) -> str:
-    if isinstance(value, (bytes, bytearray)) and len(value) == 16:
-        return str(uuid.UUID(bytes=bytes(value)))
+    if isinstance(value, (bytes, bytearray)) and len(value) <= 16:
+        # the binlog drops a fixed-length value's trailing zero bytes (Debezium then shifts the UUID)
+        return str(uuid.UUID(bytes=bytes(value).ljust(16, b"\0")))
     return value.decode() if isinstance(value, (bytes, bytearray)) else str(value)
 
 
-def _inet_converter(value: Any) -> str:
-    if isinstance(value, (bytes, bytearray)) and len(value) in (4, 16):
-        return str(ipaddress.ip_address(bytes(value)))
-    return value.decode() if isinstance(value, (bytes, bytearray)) else str(value)
+def _inet_converter(column: Column) -> Converter:
+    size = 4 if _base(column) == "INET4" else 16
+
+    def convert(value: Any) -> str:
+        if isinstance(value, (bytes, bytearray)) and len(value) <= size:
+            # the binlog drops a fixed-length value's trailing zero bytes
+            return str(ipaddress.ip_address(bytes(value).ljust(size, b"\0")))
+        return value.decode() if isinstance(value, (bytes, bytearray)) else str(value)
+    return convert
 
 
 def _year_converter(value: Any) -> int:
@@ -600,9 +606,10 @@ def _zoned_converter(column: Column) -> Converter:
     return convert
 
 
-def _geometry_parts(value: Any) -> tuple[bytes, int]:
+def _geometry_parts(value: Any) -> tuple[bytes, int | None]:
     data = bytes(value)
-    return data[4:], int.from_bytes(data[:4], "little")  # MySQL: a 4-byte SRID, then WKB
+    srid = int.from_bytes(data[:4], "little")  # MySQL: a 4-byte SRID, then WKB
+    return data[4:], srid or None  # SRID 0 (none given) is null, as Debezium writes it
 
 
 def _geometry_converter(value: Any) -> dict[str, Any]:
@@ -652,7 +659,7 @@ def _converter_for(column: Column, kind: str, modes: TypeModes) -> Converter:
     if kind == "uuid":
         return _uuid_converter
     if kind == "inet":
-        return _inet_converter
+        return _inet_converter(column)
     if kind == "year":
         return _year_converter
     if kind == "date":
