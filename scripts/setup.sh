@@ -14,7 +14,10 @@ if ! "$python" -m pip install -q --disable-pip-version-check -e ".[$extras]" >.l
   cat .local/pip.log >&2; echo "pip install failed (log above)" >&2; exit 1
 fi
 bash scripts/postgres.sh start
-if [ -f scripts/mariadb.sh ] && [ "${CDC_SKIP_MARIADB:-0}" != 1 ]; then bash scripts/mariadb.sh start; fi
+if [ -f scripts/mariadb.sh ] && [ "${CDC_SKIP_MARIADB:-0}" != 1 ]; then
+  bash scripts/mariadb.sh start
+  CDC_MARIADB_DEFAULTS=1 bash scripts/mariadb.sh start  # a second server at MariaDB's defaults (conformance)
+fi
 if ! command -v java >/dev/null || ! command -v mvn >/dev/null; then
   echo "Java or Maven missing: installing them from Debian's packages" >&2
   apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq default-jdk-headless maven >/dev/null
