@@ -32,9 +32,7 @@ from typing import Any, ClassVar, Iterator, Sequence
 import psycopg
 
 from cdc.config import CORE_OPTIONS, Config, Option
-from cdc.core import connect
-from cdc.core.connect import ConnectSchema
-from cdc.core.envelope import OP_MESSAGE, OP_READ, TRANSACTION_BLOCK_SCHEMA, now_ts
+from cdc.core.envelope import OP_READ, now_ts
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.errors import CdcError, SourceError
 from cdc.core import signals as sig
@@ -45,38 +43,22 @@ from cdc.core.progress import TableProgress
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.snapshot_marks import SnapshotMarks
 from cdc.core.source import SourceSettings
-from cdc.core.topics import sanitize_topic
 from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres import chunks
 from cdc.sources.postgres import pgoutput as po
 from cdc.sources.postgres.config import POSTGRES_OPTIONS
 from cdc.sources.postgres.connection import ConnectionSettings, with_retries
+from cdc.sources.postgres.position import PgPosition
 from cdc.sources.postgres.replication import IDLE, ReplicationStream, SlotInUseError, SlotMissingError, replication_error
 from cdc.sources.postgres.snapshot import copy_rows, copy_select
-from cdc.sources.postgres.source_info import SOURCE_SCHEMA, source_block
+from cdc.sources.postgres.stream import ChangeStream
+from cdc.sources.postgres.source_info import source_block
 from cdc.sources.postgres.tables import ColumnType, TableState
 from cdc.sources.postgres.types import TypeModes, TypeRegistry
 
 log = logging.getLogger(__name__)
 
 IDLE_S = 0.5
-_OPS = {po.Insert: "c", po.Update: "u", po.Delete: "d"}
-
-MESSAGE_KEY_SCHEMA = ConnectSchema(connect.struct(
-    [connect.field("prefix", connect.OPTIONAL_STRING)], optional=False, name="io.debezium.connector.postgresql.MessageKey",
-    version=1))
-MESSAGE_VALUE_SCHEMA = ConnectSchema(connect.struct(
-    [
-        connect.field("op", connect.STRING),
-        connect.field("ts_ms", connect.OPTIONAL_INT64),
-        connect.field("source", SOURCE_SCHEMA),
-        connect.field("transaction", TRANSACTION_BLOCK_SCHEMA),
-        connect.field("message", connect.struct(
-            [connect.field("prefix", connect.OPTIONAL_STRING), connect.field("content", connect.primitive("bytes"))],
-            optional=False, name="io.debezium.connector.postgresql.Message", version=1)),
-    ],
-    optional=False, name="io.debezium.connector.postgresql.MessageValue", version=1))
-
 
 class PostgresSource:
     name: ClassVar[str] = "postgres"
@@ -135,8 +117,7 @@ class PostgresSource:
                                              watermarks_writable=self.signal_source or self.read_only,
                                              channels=sig.polled_channels(config))
         self._captured: dict[str, cat.CatalogTable] = {}
-        self._signal_relid: int | None = None
-        self._signal_columns: list[str] = []
+        self._changes: ChangeStream | None = None
         self._chunk_seq = 0
         self.stream_lsn = 0  # LSN of the change being decoded (the source block of incremental reads)
 
@@ -404,22 +385,17 @@ class PostgresSource:
             unavailable_placeholder=self.config.get("unavailable.value.placeholder"),
         )
 
-    def _on_relation(self, message: po.Relation) -> None:
+    def _describe(self, message: po.Relation) -> TableState | None:
+        """A captured table as the catalog describes it now, with the columns the relation message lists."""
         qualified = f"{message.namespace}.{message.name}"
-        if qualified == self.signal_table:
-            self._relations[message.relid] = None  # read as signals, never emitted
-            self._signal_relid = message.relid
-            self._signal_columns = [c.name for c in message.columns]
-            return
         if not self.table_filter(qualified):
-            self._relations[message.relid] = None
-            return
+            return None
         found = cat.read_tables(self._catalog_conn(), message.relid)
         if found:
             table = found[0]
         else:  # dropped since: describe it from the message alone
             table = cat.CatalogTable(message.relid, message.namespace, message.name, message.replica_identity, (), ())
-        self._relations[message.relid] = self._table_state(table, message.columns)
+        return self._table_state(table, message.columns)
 
     def _start_replication(self, lsn: int) -> ReplicationStream:
         options = {"proto_version": "1", "publication_names": self.publication}
@@ -459,195 +435,98 @@ class PostgresSource:
         self._relations.clear()
 
     def _stream_once(self) -> Iterator[Batch]:
-        resume = self._position or {}
-        committed_lsn = int(resume.get("lsn") or 0)
-        skip_commit = resume.get("lsn_commit")
-        skip_until = int(resume.get("lsn_proc") or 0)
-        stream = self._start_replication(committed_lsn)
+        resume = PgPosition.from_offset(self._position or {})
+        stream = self._start_replication(resume.lsn)
         self._stream = stream
         self._relations.clear()
-        incr = self._incr
-        self._signal_handler.restore(resume)
-        extras = self._offset_extras
-        dbname = self.settings.dbname
-        prefix = self.prefix
-        tx = self.tx_tracker
-        per_event_ids = self.config.get("transaction.id.mode") == "debezium"
+        self._signal_handler.restore(self._position or {})
+        changes = ChangeStream(
+            resume=resume, prefix=self.prefix, dbname=self.settings.dbname, emitter=self.emitter,
+            relations=self._relations, describe=self._describe, forget_type=self._types.invalidate,
+            signal_table=self.signal_table, hooks=self,
+            per_event_ids=self.config.get("transaction.id.mode") == "debezium")
+        self._changes = changes
         events: list[ChangeEvent] = []
-        xid = 0
-        final_lsn = 0
-        commit_us = 0
-        last_commit_lsn: int | None = None
-        skipping_tx = False
-        in_tx = False
-        last_change: int | None = None
         max_batch = self.max_batch
-        decode = po.decode
-        relations = self._relations
-
-        def offset_here(change_lsn: int | None) -> dict[str, Any]:
-            position = {"lsn": committed_lsn, "txId": xid or None, "ts_usec": commit_us or None}
-            if change_lsn is not None:
-                position["lsn_commit"] = final_lsn
-                position["lsn_proc"] = change_lsn
-            extras(position)
-            return position
-
         for data in stream.messages(IDLE_S):
-            if data.__class__ is str:  # DRAINED or IDLE: hand over what we have
-                beat = self.heartbeat.due() if data is IDLE else None
-                if beat is not None:
-                    events.append(beat)
-                    self._run_heartbeat_query()
-                self._signal_handler.poll_channels(events, (final_lsn, last_change or 0))
-                if self._signal_handler.blocking and not in_tx and incr.window is None:  # not inside a chunk's window
-                    if events:
-                        yield self._handover(events, offset_here(None))
-                        events = []
-                    self.stream_lsn = committed_lsn
-                    yield from self._blocking_snapshots()
-                if incr.wants_chunk and not in_tx:  # signals of one transaction take effect together
-                    self.stream_lsn = committed_lsn
-                    incr.start_chunk()
-                    if self._read_only_window is not None:  # it opens at once: what follows may be newer
-                        self._read_only_mark(sig.WINDOW_OPEN, events, (final_lsn, last_change or 0))
-                if (self._read_only_window is not None and not in_tx
-                        and stream.received_lsn >= self._read_only_window[1].wal_lsn):
-                    self._read_only_mark(sig.WINDOW_CLOSE, events, (final_lsn, last_change or 0))
-                if events or data is IDLE:
-                    batch = self._handover(events, offset_here(last_change if in_tx else None))
-                    batch.caught_up = not in_tx
-                    yield batch
-                    events = []
+            if isinstance(data, str):  # DRAINED or IDLE: between messages, hand over what we have
+                yield from self._between_messages(events, idle=data is IDLE)
+                events = []
                 if self._stopping:
                     return
                 continue
-            message = decode(data.payload)
-            kind = type(message)
-            if kind is po.Begin:
-                if self._read_only_window is not None and message.final_lsn >= self._read_only_window[1].wal_lsn:
-                    # every transaction the chunk could have seen has been streamed: emit the chunk
-                    self._read_only_mark(sig.WINDOW_CLOSE, events, (final_lsn, last_change or 0))
-                in_tx = True
-                xid = message.xid
-                final_lsn = message.final_lsn
-                commit_us = po.pg_timestamp_to_unix_micros(message.commit_ts)
-                skipping_tx = final_lsn < committed_lsn
-                resuming_inside = skip_commit is not None and final_lsn == skip_commit
-                tx_id = f"{xid}:{data.wal_start if per_event_ids else final_lsn}"
-                if tx is not None and not skipping_tx and not resuming_inside:
-                    events.append(tx.begin(tx_id, commit_us // 1000))
-                elif tx is not None and resuming_inside:
-                    tx.id = tx_id
-                continue
-            if kind is po.Commit:
-                in_tx = False
-                if not skipping_tx:
-                    if tx is not None and tx.active:
-                        if per_event_ids:
-                            tx.id = f"{xid}:{message.end_lsn}"
-                        events.append(tx.end(commit_us // 1000))
-                    last_commit_lsn = message.end_lsn  # source.sequence's first LSN (Debezium's)
-                committed_lsn = max(committed_lsn, message.end_lsn)
-                skip_commit = None
-                skipping_tx = False
-                if len(events) >= max_batch:
-                    yield self._handover(events, offset_here(None))
-                    events = []
-                continue
-            if kind is po.Relation:
-                self._on_relation(message)
-                continue
-            if kind is po.TypeMessage:
-                self._types.invalidate(message.oid)
-                continue
-            if skipping_tx or (skip_commit is not None and final_lsn == skip_commit and data.wal_start <= skip_until):
-                continue
-            change_lsn = last_change = data.wal_start
-            if per_event_ids and tx is not None and tx.active:
-                tx.id = f"{xid}:{change_lsn}"  # transaction.id.mode=debezium
-            if kind is po.Insert or kind is po.Update or kind is po.Delete:
-                state = relations.get(message.relid)
-                if state is None:
-                    if message.relid == self._signal_relid and kind is po.Insert:
-                        self.stream_lsn = change_lsn
-                        self._on_signal_row(message.new, events, (final_lsn, change_lsn))
-                    else:
-                        continue
-                elif (incr.window is not None and incr.window.open and state.qualified == incr.window.task.table
-                      and (self._read_only_window is None or not self._read_only_window[1].sees(xid))):
-                    first = len(events)
-                    self._change_events(events, state, message, kind, xid, change_lsn, commit_us, last_commit_lsn,
-                                        final_lsn)
-                    for event in events[first:]:
-                        incr.observe(event)
-                else:
-                    self._change_events(events, state, message, kind, xid, change_lsn, commit_us, last_commit_lsn,
-                                        final_lsn)
-            elif kind is po.Truncate:
-                for relid in message.relids if self.emitter.emits("t") else ():
-                    state = relations.get(relid)
-                    if state is None:
-                        continue
-                    if incr.window is not None and incr.window.open and state.qualified == incr.window.task.table:
-                        incr.window.buffer.clear()  # every row of the chunk is gone
-                    source = source_block(prefix, dbname, state.schema, state.name, ts_us=commit_us,
-                                          tx_id=xid, lsn=change_lsn, last_commit_lsn=last_commit_lsn)
-                    self.emitter.truncate(events, state.envelope, source, (final_lsn, change_lsn))
-            elif kind is po.LogicalMessage:
-                if not message.transactional:
-                    last_commit_lsn = change_lsn  # Debezium commits a non-transactional message at once
-                events.append(self._message_event(message, xid if message.transactional else None,
-                                                  commit_us if message.transactional else time.time_ns() // 1000,
-                                                  change_lsn, last_commit_lsn))
-                if not message.transactional:
-                    continue
+            changes.handle(data, events)
             if len(events) >= max_batch:
-                yield self._handover(events, offset_here(change_lsn if in_tx else None))
+                yield self._handover(events, changes.position(inside=True))
                 events = []
                 if self._stopping:
                     return
 
-    def _handover(self, events: list[ChangeEvent], position: dict[str, Any] | None) -> Batch:
-        if position is not None:
-            self._position = position
-        return Batch(events, position)
+    def _between_messages(self, events: list[ChangeEvent], *, idle: bool) -> Iterator[Batch]:
+        """The stream has drained what the server sent: heartbeats, signal channels, a blocking snapshot or
+        the next incremental chunk (never inside a transaction), then the batch goes out."""
+        changes = self._changes
+        assert changes is not None and self._stream is not None
+        where = (changes.tx.final_lsn, changes.tx.last_change or 0)
+        beat = self.heartbeat.due() if idle else None
+        if beat is not None:
+            events.append(beat)
+            self._run_heartbeat_query()
+        self._signal_handler.poll_channels(events, where)
+        between = not changes.in_transaction
+        if self._signal_handler.blocking and between and self._incr.window is None:  # not inside a chunk's window
+            if events:
+                yield self._handover(list(events), changes.position())
+                events.clear()
+            self.stream_lsn = changes.committed_lsn
+            yield from self._blocking_snapshots()
+        if self._incr.wants_chunk and between:  # signals of one transaction take effect together
+            self.stream_lsn = changes.committed_lsn
+            self._incr.start_chunk()
+            if self._read_only_window is not None:  # it opens at once: what follows may be newer
+                self._read_only_mark(sig.WINDOW_OPEN, events, where)
+        if self._read_only_window is not None and between and \
+                self._stream.received_lsn >= self._read_only_window[1].wal_lsn:
+            self._read_only_mark(sig.WINDOW_CLOSE, events, where)
+        if events or idle:
+            batch = self._handover(list(events), changes.position(inside=True))
+            batch.caught_up = between
+            yield batch
 
-    def _change_events(self, events: list[ChangeEvent], state: TableState, message: Any, kind: type,
-                       xid: int, lsn: int, commit_us: int, last_commit_lsn: int | None, final_lsn: int) -> None:
-        emit = self.emitter
-        if not emit.emits(_OPS[kind]):
-            return
-        source = state.source(self.prefix, self.settings.dbname, xid=xid, commit_us=commit_us, lsn=lsn,
-                              last_commit_lsn=last_commit_lsn)
-        envelope = state.envelope
-        position = (final_lsn, lsn)
-        if kind is po.Insert:
-            emit.create(events, envelope, state.row(message.new), source, position)
-        elif kind is po.Delete:
-            emit.delete(events, envelope, state.row(message.old, key_only=message.old_kind == "K"), source, position)
-        else:
-            key_only = message.old_kind == "K"
-            old = state.row(message.old, key_only=key_only) if message.old is not None else None
-            # A key-only old tuple ('K') comes when the identity's columns changed; Debezium shows no
-            # before image for it unless the key changed. The key is read before the columns the
-            # tuple leaves out are filled in.
-            old_key = envelope.key_of(state.row(message.old)) if key_only else None
-            before = None if key_only else old
-            emit.update(events, envelope, before, state.row(message.new, message.old), source, position, key_row=old,
-                        old_key=old_key)
+    # ---- StreamHooks: what the change stream asks of the source ------------------------------------
 
-    def _message_event(self, message: po.LogicalMessage, xid: int | None, ts_us: int, lsn: int,
-                       last_commit_lsn: int | None) -> ChangeEvent:
-        import base64
+    def before_transaction(self, final_lsn: int, events: list[ChangeEvent]) -> None:
+        if self._read_only_window is not None and final_lsn >= self._read_only_window[1].wal_lsn:
+            # every transaction the chunk could have seen has been streamed: emit the chunk
+            changes = self._changes
+            assert changes is not None
+            self._read_only_mark(sig.WINDOW_CLOSE, events, (changes.tx.final_lsn, changes.tx.last_change or 0))
 
-        source = source_block(self.prefix, self.settings.dbname, "", "", ts_us=ts_us, tx_id=xid, lsn=lsn,
-                              last_commit_lsn=last_commit_lsn)
-        ms, _, _ = now_ts()
-        value = {"op": OP_MESSAGE, "ts_ms": ms, "source": source, "transaction": None,
-                 "message": {"prefix": message.prefix, "content": base64.b64encode(message.content).decode()}}
-        return ChangeEvent(sanitize_topic(f"{self.prefix}.message"), MESSAGE_KEY_SCHEMA, {"prefix": message.prefix},
-                           MESSAGE_VALUE_SCHEMA, value, context_headers=False)
+    def signal_row(self, values: Sequence[Any], events: list[ChangeEvent], position: tuple[int, int]) -> None:
+        self.stream_lsn = position[1]
+        assert self._changes is not None
+        row = dict(zip(self._changes.signal_columns, values))
+        self._signal_handler.on_row(row, events, position, str(self.signal_table))
+
+    def watching(self, table: str, xid: int) -> bool:
+        window = self._incr.window
+        return (window is not None and window.open and window.task.table == table
+                and (self._read_only_window is None or not self._read_only_window[1].sees(xid)))
+
+    def observe(self, events: Sequence[ChangeEvent]) -> None:
+        for event in events:
+            self._incr.observe(event)
+
+    def truncated(self, table: str) -> None:
+        window = self._incr.window
+        if window is not None and window.open and window.task.table == table:
+            window.buffer.clear()  # every row of the chunk is gone
+
+    def _handover(self, events: list[ChangeEvent], position: PgPosition) -> Batch:
+        offset = position.to_offset()
+        self._offset_extras(offset)
+        self._position = offset
+        return Batch(events, offset)
 
     def _run_heartbeat_query(self) -> None:
         if not self.heartbeat_query:
@@ -690,9 +569,6 @@ class PostgresSource:
         self._captured = {t.qualified: t for t in cat.read_tables(conn)
                           if self.table_filter(t.qualified) and t.qualified in published
                           and t.qualified != self.signal_table}
-
-    def _on_signal_row(self, values: Sequence[Any], events: list[ChangeEvent], position: tuple[int, int]) -> None:
-        self._signal_handler.on_row(dict(zip(self._signal_columns, values)), events, position, str(self.signal_table))
 
     def _on_signal(self, signal: sig.Signal, events: list[ChangeEvent], position: tuple[int, int]) -> None:
         self._signal_handler.on_signal(signal, events, position)

@@ -1,0 +1,74 @@
+"""Where the PostgreSQL stream stands: a value object, its order, and its offset form.
+
+    lsn         the end LSN of the last transaction delivered whole: streaming restarts there
+    lsn_commit  inside a large transaction delivered in part: its commit LSN ...
+    lsn_proc    ... and the LSN of the last change of it already delivered (skipped on restart)
+    txId, ts_usec  the transaction's id and commit time (informative, as in Debezium)
+
+The offset is Debezium's shape plus what signals and snapshots keep next to it (``incremental``,
+``blocking``, ``snapshot_progress``...), which this module leaves alone. An offset written by
+another connector (a binlog position, an LSN of SQL Server) or by a newer cdc is refused here,
+before anything is read with it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from cdc.core.errors import OffsetStoreError
+from cdc.sources.postgres.pgoutput import format_lsn
+
+# Offsets carry no version key of their own (Debezium's shape); a future layout would add "v".
+OFFSET_VERSION = 1
+_FOREIGN_KEYS = {"file": "a MySQL/MariaDB binlog position", "commit_lsn": "a SQL Server LSN",
+                 "databases": "a SQL Server position"}
+
+
+@dataclass(frozen=True, order=True)
+class PgPosition:
+    lsn: int = 0
+    lsn_commit: int | None = None
+    lsn_proc: int | None = None
+    tx_id: int | None = None
+    ts_usec: int | None = None
+
+    @property
+    def inside_transaction(self) -> bool:
+        return self.lsn_proc is not None
+
+    @classmethod
+    def from_offset(cls, offset: dict[str, Any]) -> "PgPosition":
+        for key, what in _FOREIGN_KEYS.items():
+            if key in offset:
+                raise OffsetStoreError(
+                    f"the stored offset is {what} ({key}={offset[key]!r}), not a PostgreSQL LSN: it was written "
+                    f"by another connector", fix="give this pipeline its own offset file (offset.storage.file."
+                    "filename) or its own name")
+        version = offset.get("v", OFFSET_VERSION)
+        if not isinstance(version, int) or version > OFFSET_VERSION:
+            raise OffsetStoreError(f"the stored offset has version {version!r}; this cdc reads version "
+                                   f"{OFFSET_VERSION}", fix="upgrade cdc, or start over with a new offset file")
+        try:
+            return cls(
+                lsn=int(offset.get("lsn") or 0),
+                lsn_commit=int(offset["lsn_commit"]) if offset.get("lsn_commit") is not None else None,
+                lsn_proc=int(offset["lsn_proc"]) if offset.get("lsn_proc") is not None else None,
+                tx_id=int(offset["txId"]) if offset.get("txId") is not None else None,
+                ts_usec=int(offset["ts_usec"]) if offset.get("ts_usec") is not None else None,
+            )
+        except (TypeError, ValueError) as exc:
+            raise OffsetStoreError(f"the stored offset {offset!r} is not a PostgreSQL position: {exc}",
+                                   fix="restore the offset file, or delete it to start over") from None
+
+    def to_offset(self) -> dict[str, Any]:
+        offset: dict[str, Any] = {"lsn": self.lsn, "txId": self.tx_id, "ts_usec": self.ts_usec}
+        if self.lsn_proc is not None:
+            offset["lsn_commit"] = self.lsn_commit
+            offset["lsn_proc"] = self.lsn_proc
+        return offset
+
+    def __str__(self) -> str:
+        text = format_lsn(self.lsn)
+        if self.lsn_proc is not None and self.lsn_commit is not None:
+            text += f" (inside the transaction committed at {format_lsn(self.lsn_commit)}, after {format_lsn(self.lsn_proc)})"
+        return text

@@ -1,0 +1,256 @@
+"""pgoutput messages -> change events, for one replication session (no I/O here).
+
+    Begin      a transaction opens; one before the resume point is skipped whole, the one the
+               offset stops inside is resumed after its last delivered change
+    Relation   a table (re)described from the catalog; the signal table is remembered
+    Type       a cached type is forgotten
+    Insert / Update / Delete / Truncate / Message -> events (cdc.core.emitter)
+    Commit     END; the committed position moves past the transaction
+
+The source drives it: it feeds each XLogData to :meth:`ChangeStream.handle` and, between
+messages, hands the events over with :meth:`ChangeStream.position`. Incremental-snapshot windows
+and signals are the source's: it answers through :class:`StreamHooks`.
+"""
+from __future__ import annotations
+
+import base64
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol, Sequence
+
+from cdc.core import connect
+from cdc.core.connect import ConnectSchema
+from cdc.core.emitter import ChangeEmitter
+from cdc.core.envelope import OP_MESSAGE, TRANSACTION_BLOCK_SCHEMA, now_ts
+from cdc.core.records import ChangeEvent
+from cdc.core.topics import sanitize_topic
+from cdc.sources.postgres import pgoutput as po
+from cdc.sources.postgres.position import PgPosition
+from cdc.sources.postgres.replication import XLogData
+from cdc.sources.postgres.source_info import SOURCE_SCHEMA, source_block
+from cdc.sources.postgres.tables import TableState
+
+MESSAGE_KEY_SCHEMA = ConnectSchema(connect.struct(
+    [connect.field("prefix", connect.OPTIONAL_STRING)], optional=False, name="io.debezium.connector.postgresql.MessageKey",
+    version=1))
+MESSAGE_VALUE_SCHEMA = ConnectSchema(connect.struct(
+    [
+        connect.field("op", connect.STRING),
+        connect.field("ts_ms", connect.OPTIONAL_INT64),
+        connect.field("source", SOURCE_SCHEMA),
+        connect.field("transaction", TRANSACTION_BLOCK_SCHEMA),
+        connect.field("message", connect.struct(
+            [connect.field("prefix", connect.OPTIONAL_STRING), connect.field("content", connect.primitive("bytes"))],
+            optional=False, name="io.debezium.connector.postgresql.Message", version=1)),
+    ],
+    optional=False, name="io.debezium.connector.postgresql.MessageValue", version=1))
+
+_OPS = {po.Insert: "c", po.Update: "u", po.Delete: "d"}
+
+
+class StreamHooks(Protocol):
+    """What the stream asks the source (signals, incremental-snapshot windows)."""
+
+    def before_transaction(self, final_lsn: int, events: list[ChangeEvent]) -> None:
+        """A transaction is about to open (a read-only chunk's window may close here)."""
+
+    def signal_row(self, values: Sequence[Any], events: list[ChangeEvent], position: tuple[int, int]) -> None:
+        """A row inserted into the signal table."""
+
+    def watching(self, table: str, xid: int) -> bool:
+        """Whether changes of ``table`` (by transaction ``xid``) fall into an open snapshot window."""
+
+    def observe(self, events: Sequence[ChangeEvent]) -> None:
+        """Changes inside that window."""
+
+    def truncated(self, table: str) -> None:
+        """``table`` was truncated."""
+
+
+@dataclass
+class Transaction:
+    """The transaction being decoded."""
+
+    xid: int = 0
+    final_lsn: int = 0  # its commit LSN, known from BEGIN
+    commit_us: int = 0
+    open: bool = False
+    skipping: bool = False  # delivered before the resume point
+    last_change: int | None = None  # LSN of its last change handed out
+
+
+class ChangeStream:
+    def __init__(self, *, resume: PgPosition, prefix: str, dbname: str, emitter: ChangeEmitter,
+                 relations: dict[int, TableState | None], describe: Callable[[po.Relation], TableState | None],
+                 forget_type: Callable[[int], None], signal_table: str | None, hooks: StreamHooks,
+                 per_event_ids: bool = False) -> None:
+        self.committed_lsn = resume.lsn
+        self._skip_commit = resume.lsn_commit
+        self._skip_until = resume.lsn_proc or 0
+        self.prefix = prefix
+        self.dbname = dbname
+        self.emitter = emitter
+        self.relations = relations
+        self.describe = describe
+        self.forget_type = forget_type
+        self.signal_table = signal_table
+        self.hooks = hooks
+        self.per_event_ids = per_event_ids  # transaction.id.mode=debezium
+        self.tx = Transaction()
+        self.last_commit_lsn: int | None = None  # source.sequence's first LSN (Debezium's)
+        self._signal_relid: int | None = None
+        self.signal_columns: list[str] = []
+
+    # ---- positions -----------------------------------------------------------------------------
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.tx.open
+
+    def position(self, inside: bool = False) -> PgPosition:
+        """Where a batch handed out now ends: after the last whole transaction, or (``inside``) after
+        the last change of the open one."""
+        tx = self.tx
+        if inside and tx.open and tx.last_change is not None:
+            return PgPosition(self.committed_lsn, tx.final_lsn, tx.last_change, tx.xid or None, tx.commit_us or None)
+        return PgPosition(self.committed_lsn, tx_id=tx.xid or None, ts_usec=tx.commit_us or None)
+
+    # ---- dispatch ------------------------------------------------------------------------------
+
+    def handle(self, data: XLogData, events: list[ChangeEvent]) -> None:
+        message = po.decode(data.payload)
+        handler = self._HANDLERS.get(type(message))
+        if handler is not None:
+            handler(self, message, data.wal_start, events)
+
+    def _on_begin(self, message: po.Begin, wal_start: int, events: list[ChangeEvent]) -> None:
+        self.hooks.before_transaction(message.final_lsn, events)
+        tx = self.tx
+        tx.open = True
+        tx.xid = message.xid
+        tx.final_lsn = message.final_lsn
+        tx.commit_us = po.pg_timestamp_to_unix_micros(message.commit_ts)
+        tx.skipping = tx.final_lsn < self.committed_lsn
+        tx.last_change = None
+        resuming_inside = self._skip_commit is not None and tx.final_lsn == self._skip_commit
+        tracker = self.emitter.tracker
+        if tracker is None or tx.skipping:
+            return
+        tx_id = f"{tx.xid}:{wal_start if self.per_event_ids else tx.final_lsn}"
+        if resuming_inside:
+            tracker.id = tx_id  # its BEGIN went out before the restart
+        else:
+            self.emitter.begin(events, tx_id, tx.commit_us // 1000)
+
+    def _on_commit(self, message: po.Commit, wal_start: int, events: list[ChangeEvent]) -> None:
+        tx = self.tx
+        tx.open = False
+        if not tx.skipping:
+            tracker = self.emitter.tracker
+            if tracker is not None and tracker.active and self.per_event_ids:
+                tracker.id = f"{tx.xid}:{message.end_lsn}"
+            self.emitter.end(events, tx.commit_us // 1000)
+            self.last_commit_lsn = message.end_lsn
+        self.committed_lsn = max(self.committed_lsn, message.end_lsn)
+        self._skip_commit = None
+        tx.skipping = False
+
+    def _on_relation(self, message: po.Relation, wal_start: int, events: list[ChangeEvent]) -> None:
+        if f"{message.namespace}.{message.name}" == self.signal_table:
+            self.relations[message.relid] = None  # its rows are signals, never events
+            self._signal_relid = message.relid
+            self.signal_columns = [c.name for c in message.columns]
+            return
+        self.relations[message.relid] = self.describe(message)
+
+    def _on_type(self, message: po.TypeMessage, wal_start: int, events: list[ChangeEvent]) -> None:
+        self.forget_type(message.oid)
+
+    def _delivered(self, wal_start: int) -> bool:
+        """Delivered before the resume point: a skipped transaction, or the resumed one's first part."""
+        tx = self.tx
+        return tx.skipping or (self._skip_commit is not None and tx.final_lsn == self._skip_commit
+                               and wal_start <= self._skip_until)
+
+    def _change_seen(self, lsn: int) -> None:
+        self.tx.last_change = lsn
+        tracker = self.emitter.tracker
+        if self.per_event_ids and tracker is not None and tracker.active:
+            tracker.id = f"{self.tx.xid}:{lsn}"
+
+    def _on_row(self, message: po.Insert | po.Update | po.Delete, lsn: int, events: list[ChangeEvent]) -> None:
+        if self._delivered(lsn):
+            return
+        self._change_seen(lsn)
+        state = self.relations.get(message.relid)
+        if state is None:
+            if message.relid == self._signal_relid and isinstance(message, po.Insert):
+                self.hooks.signal_row(message.new, events, (self.tx.final_lsn, lsn))
+            return
+        first = len(events)
+        self._row_events(state, message, lsn, events)
+        if self.hooks.watching(state.qualified, self.tx.xid):
+            self.hooks.observe(events[first:])
+
+    def _row_events(self, state: TableState, message: po.Insert | po.Update | po.Delete, lsn: int,
+                    events: list[ChangeEvent]) -> None:
+        emit = self.emitter
+        if not emit.emits(_OPS[type(message)]):
+            return
+        tx = self.tx
+        source = state.source(self.prefix, self.dbname, xid=tx.xid, commit_us=tx.commit_us, lsn=lsn,
+                              last_commit_lsn=self.last_commit_lsn)
+        envelope = state.envelope
+        position = (tx.final_lsn, lsn)
+        if isinstance(message, po.Insert):
+            emit.create(events, envelope, state.row(message.new), source, position)
+        elif isinstance(message, po.Delete):
+            emit.delete(events, envelope, state.row(message.old, key_only=message.old_kind == "K"), source, position)
+        else:
+            # A key-only old tuple ('K') comes when the identity's columns changed; Debezium shows no
+            # before image for it unless the key changed. The key is read before the columns the
+            # tuple leaves out are filled in.
+            key_only = message.old_kind == "K"
+            old = state.row(message.old, key_only=key_only) if message.old is not None else None
+            old_key = envelope.key_of(state.row(message.old)) if key_only and message.old is not None else None
+            emit.update(events, envelope, None if key_only else old, state.row(message.new, message.old), source,
+                        position, key_row=old, old_key=old_key)
+
+    def _on_truncate(self, message: po.Truncate, lsn: int, events: list[ChangeEvent]) -> None:
+        if self._delivered(lsn):
+            return
+        self._change_seen(lsn)
+        if not self.emitter.emits("t"):
+            return
+        tx = self.tx
+        for relid in message.relids:
+            state = self.relations.get(relid)
+            if state is None:
+                continue
+            self.hooks.truncated(state.qualified)
+            source = source_block(self.prefix, self.dbname, state.schema, state.name, ts_us=tx.commit_us,
+                                  tx_id=tx.xid, lsn=lsn, last_commit_lsn=self.last_commit_lsn)
+            self.emitter.truncate(events, state.envelope, source, (tx.final_lsn, lsn))
+
+    def _on_message(self, message: po.LogicalMessage, lsn: int, events: list[ChangeEvent]) -> None:
+        if message.transactional:
+            if self._delivered(lsn):
+                return
+            self._change_seen(lsn)
+        else:
+            self.last_commit_lsn = lsn  # Debezium commits a non-transactional message at once
+        tx = self.tx
+        source = source_block(self.prefix, self.dbname, "", "",
+                              ts_us=tx.commit_us if message.transactional else time.time_ns() // 1000,
+                              tx_id=tx.xid if message.transactional else None, lsn=lsn,
+                              last_commit_lsn=self.last_commit_lsn)
+        value = {"op": OP_MESSAGE, "ts_ms": now_ts()[0], "source": source, "transaction": None,
+                 "message": {"prefix": message.prefix, "content": base64.b64encode(message.content).decode()}}
+        events.append(ChangeEvent(sanitize_topic(f"{self.prefix}.message"), MESSAGE_KEY_SCHEMA,
+                                  {"prefix": message.prefix}, MESSAGE_VALUE_SCHEMA, value, context_headers=False))
+
+    _HANDLERS: dict[type, Callable[[ChangeStream, Any, int, list[ChangeEvent]], None]] = {
+        po.Begin: _on_begin, po.Commit: _on_commit, po.Relation: _on_relation, po.TypeMessage: _on_type,
+        po.Insert: _on_row, po.Update: _on_row, po.Delete: _on_row, po.Truncate: _on_truncate,
+        po.LogicalMessage: _on_message,
+    }
