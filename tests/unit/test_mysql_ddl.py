@@ -253,6 +253,31 @@ CASES: list[tuple[str, list[str], list[tuple], list[str]]] = [
       ("j", "JSON", 1111, None, None, 6, True, True, None, None, []),
       ("ts", "TIMESTAMP", 2014, None, None, 7, True, True, "1970-01-01 00:00:00", None, [])],
      ["id"]),
+    # found by the DDL corpus (tests/unit/test_ddl_corpus.py)
+    ("names that start with a digit", [
+        "CREATE TABLE 1t (1c int, 2d int)", "ALTER TABLE 1t ADD CONSTRAINT pk PRIMARY KEY (1c)"],
+     [("1c", "INT", 4, None, None, 1, False, False, None, None, []),
+      ("2d", "INT", 4, None, None, 2, True, True, None, None, [])],
+     ["1c"]),
+    ("qualified column names in CREATE TABLE", [
+        "CREATE TABLE t (t.a bigint, .b int, db.t.c int, PRIMARY KEY (a))"],
+     [("a", "BIGINT", -5, None, None, 1, False, False, None, None, []),
+      ("b", "INT", 4, None, None, 2, True, True, None, None, []),
+      ("c", "INT", 4, None, None, 3, True, True, None, None, [])],
+     ["a"]),
+    ("NOT SECONDARY (HeatWave)", [
+        "CREATE TABLE t (id int NOT SECONDARY, s set('a','b') CHARACTER SET utf8mb4 NOT SECONDARY)",
+        "ALTER TABLE t ADD COLUMN j json NOT SECONDARY"],
+     [("id", "INT", 4, None, None, 1, True, True, None, None, []),
+      ("s", "SET", 1, 3, None, 2, True, True, None, "utf8mb4", ["'a'", "'b'"]),
+      ("j", "JSON", 1111, None, None, 3, True, True, None, None, [])],
+     []),
+    ("MariaDB RENAME COLUMN IF EXISTS", [
+        BASE, "ALTER TABLE t RENAME COLUMN IF EXISTS nope TO x, RENAME COLUMN IF EXISTS a TO a2"],
+     [("id", "INT", 4, None, None, 1, False, False, None, None, []),
+      ("a2", "VARCHAR", 12, 10, None, 2, True, True, None, "latin1", []),
+      ("b", "INT", 4, None, None, 3, False, True, "0", None, [])],
+     ["id"]),
     ("executable comments are code", [
         "/*!40101 CREATE TABLE t (a int) */ /*!50100 PARTITION BY HASH (a) PARTITIONS 2 */"],
      [("a", "INT", 4, None, None, 1, True, True, None, None, [])],

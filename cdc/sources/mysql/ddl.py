@@ -236,6 +236,12 @@ class _Cursor:
         token = self.next()
         if token.token_type in (TokenType.IDENTIFIER, TokenType.STRING) or _is_word(token):
             return token.text
+        # MySQL names may start with a digit (``1c``); sqlglot reads the number and the rest apart.
+        rest = self.peek()
+        if (token.token_type == TokenType.NUMBER and rest is not None and rest.start == token.end + 1
+                and _is_word(rest)):
+            self.i += 1
+            return token.text + rest.text
         raise self.error(f"expected a name, found {token.text!r}", back=1)
 
     def qualified_name(self) -> tuple[str | None, str]:
@@ -579,6 +585,8 @@ def _parse_column(cur: _Cursor, name: str, allow_position: bool = False) -> _Col
         w = cur.word()
         if cur.accept("NOT", "NULL"):
             spec.optional = False
+        elif cur.accept("NOT", "SECONDARY"):  # MySQL HeatWave: the column stays out of the secondary engine
+            pass
         elif cur.accept("NULL"):
             spec.optional = True
         elif cur.accept("DEFAULT"):
@@ -1047,8 +1055,19 @@ class MySqlSchema:
                 w == "PERIOD" and cur.word(1) == "FOR"):
             return  # no effect on columns or the key
         else:
+            specs.append(_parse_column(cur, self._column_name(cur)))
+
+    @staticmethod
+    def _column_name(cur: _Cursor) -> str:
+        """A CREATE TABLE column may be written ``[[db.]table.]name`` or ``.name`` (the server
+        checks the qualifiers against the table being created and keeps the name)."""
+        cur.accept_type(TokenType.DOT)
+        name = cur.name()
+        for _ in range(2):
+            if not cur.accept_type(TokenType.DOT):
+                break
             name = cur.name()
-            specs.append(_parse_column(cur, name))
+        return name
 
     @staticmethod
     def _index_columns(cur: _Cursor) -> list[str] | None:
@@ -1204,9 +1223,12 @@ class MySqlSchema:
         elif w == "RENAME":
             cur.i += 1
             if cur.accept("COLUMN"):
+                if_exists = cur.accept("IF", "EXISTS")  # MariaDB
                 old = cur.name()
                 cur.expect("TO")
                 new = cur.name()
+                if if_exists and draft.index(old) is None:
+                    return
                 i = draft.require(old)
                 draft.columns[i] = replace(draft.columns[i], name=new)
                 draft.primary_key = [new if k.lower() == old.lower() else k for k in draft.primary_key]
