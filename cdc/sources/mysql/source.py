@@ -41,6 +41,7 @@ from cdc.core.records import Batch, ChangeEvent
 from cdc.core.schema import Table, parse_table_id
 from cdc.core.schema_change import SchemaChangeEvents
 from cdc.core.snapshot_marks import SnapshotMarks
+from cdc.core.snapshot_mode import Plan, decide, normalize
 from cdc.core.source import SourceSettings
 from cdc.core.schema_history import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
 from cdc.core.signal_handler import SignalHandler
@@ -69,7 +70,6 @@ from cdc.sources.mysql.types import TypeModes, is_unsigned
 
 log = logging.getLogger(__name__)
 
-_MODE_ALIASES = {"schema_only": "no_data", "schema_only_recovery": "recovery"}
 _OPS = {bl.WriteRowsEvent: "c", bl.UpdateRowsEvent: "u", bl.DeleteRowsEvent: "d"}
 
 
@@ -142,8 +142,7 @@ class MySqlSource:
         self.prefix, self.max_batch = common.prefix, common.max_batch
         self.table_filter, self.column_filter, self.key_spec = common.table_filter, common.column_filter, common.key_spec
         self.client_server_id: int = config.get("database.server.id")
-        mode = config.get("snapshot.mode")
-        self.snapshot_mode: str = _MODE_ALIASES.get(mode, mode)
+        self.snapshot_mode: str = normalize(config.get("snapshot.mode"))
         self.database_filter = NameFilter(config.get("database.include.list"), config.get("database.exclude.list"))
         self.modes = TypeModes(
             decimal_handling_mode=config.get("decimal.handling.mode"),
@@ -392,49 +391,46 @@ class MySqlSource:
             assert self.signal_table is not None
             chunks.check_signal_table(conn, self.signal_table)
         mode = self.snapshot_mode
-        if offset is not None and offset.get("snapshot_only"):
-            if mode == "initial_only":
-                log.info("the snapshot was taken already (snapshot.mode=initial_only): nothing to do")
-                return
-            offset = None if mode in ("initial", "when_needed") else offset
-        if offset is not None and not self.history.exists() and mode != "recovery":
-            raise SchemaHistoryError(
-                f"an offset is stored (binlog {offset.get('file')}:{offset.get('pos')}) but the schema history "
-                f"{_describe(self.history)} is missing or empty: rows cannot be decoded without it",
-                fix="restore the history; or set snapshot.mode=recovery to rebuild it from the current tables (right "
-                    "only if no DDL ran since that position); or delete the offsets to take a new snapshot",
-            )
-        if offset is not None and offset.get("file") not in binlog_files(conn):
+        reaches = offset is not None and offset.get("file") in binlog_files(conn)
+        decision = decide(mode, offset, log_reaches=reaches)
+        log.info("start: %s (%s)", decision.plan.value, decision.reason)
+        if decision.plan is Plan.NOTHING:
+            return
+        if decision.plan is Plan.LOG_GONE or (decision.plan is Plan.SNAPSHOT and offset is not None and not reaches):
+            assert offset is not None
             message = (f"the binlog file {offset.get('file')} of the stored offset is no longer on the server "
                        f"(purged): changes since then cannot be read")
-            if mode != "when_needed":
+            if decision.plan is Plan.LOG_GONE:
                 raise SourceError(message, fix="set snapshot.mode=when_needed to take a new snapshot, and keep "
                                   "binlogs longer (binlog_expire_logs_seconds / expire_logs_days)")
             log.warning("%s; taking a new snapshot (snapshot.mode=when_needed)", message)
-            offset = None
-        if offset is None and mode in ("initial", "initial_only", "when_needed", "no_data", "always", "recovery"):
-            with_data = mode not in ("no_data", "recovery")
-            chunked = with_data and self.resumable and mode != "initial_only" and self._chunked_snapshot_possible()
-            yield from self._snapshot(with_data=with_data and not chunked, final=mode == "initial_only",
-                                      chunked=chunked)
-            if mode == "initial_only":
+        if decision.plan in (Plan.SNAPSHOT, Plan.SCHEMA):
+            with_data = decision.plan is Plan.SNAPSHOT
+            chunked = with_data and self.resumable and not decision.then_stop and self._chunked_snapshot_possible()
+            yield from self._snapshot(with_data=with_data and not chunked, final=decision.then_stop, chunked=chunked)
+            if decision.then_stop:
                 return
             assert self._position is not None
             offset = self._offset(self._position)
-        elif offset is None:  # never: the whole binlog that is left, schema from its DDL alone
+        elif decision.plan is Plan.LOG_START:  # the whole binlog that is left, schema from its DDL alone
             first = binlog_files(conn)[0]
             log.warning("snapshot.mode=never: reading from the oldest binlog %s; tables created before it are unknown",
                         first)
             self._schema = self._new_schema()
             offset = {"file": first, "pos": 4, "event": 0, "row": 0}
-        elif mode == "always":
-            yield from self._snapshot(with_data=True, final=False)
-            assert self._position is not None
-            offset = self._position
-        else:
+        else:  # STREAM: the schema as the history has it at the offset
+            assert offset is not None
+            if not self.history.exists() and mode != "recovery":
+                raise SchemaHistoryError(
+                    f"an offset is stored (binlog {offset.get('file')}:{offset.get('pos')}) but the schema history "
+                    f"{_describe(self.history)} is missing or empty: rows cannot be decoded without it",
+                    fix="restore the history; or set snapshot.mode=recovery to rebuild it from the current tables "
+                        "(right only if no DDL ran since that position); or delete the offsets to take a new snapshot",
+                )
             self._schema = self._schema_from_history(offset)
             if self._schema is None:  # recovery: no history, rebuild it from the tables as they are now
                 yield from self._snapshot(with_data=False, final=False, at=offset)
+        assert offset is not None
         yield from self._stream_changes(offset)
 
     def _schema_from_history(self, offset: dict[str, Any]) -> MySqlSchema | None:

@@ -42,6 +42,7 @@ from cdc.core.signal_handler import SignalHandler
 from cdc.core.progress import TableProgress
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.snapshot_marks import SnapshotMarks
+from cdc.core.snapshot_mode import Plan, decide
 from cdc.core.source import SourceSettings
 from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres import chunks
@@ -206,66 +207,62 @@ class PostgresSource:
             raise SourceError(f"slot {self.slot!r} uses plugin {slot.plugin!r}, not pgoutput",
                               fix="drop it or choose another slot.name")
 
-        mode = self.snapshot_mode
-        progress = offset.get("snapshot_progress") if offset is not None else None
-        if progress is not None:
-            if slot.exists and mode != "always":
-                self._wait_slot_free(slot)
-                log.info("resuming the initial snapshot (snapshot.resumable): %d table(s) left",
-                         len(progress.get("tables") or ()))
-                done = yield from self._resumable_snapshot(tables, None, int(offset["lsn"]), progress)
-                if not done:
-                    return
-                yield from self._stream_changes(self._position or offset)
-                return
-            log.warning("the stored offset is inside an initial snapshot but slot %s is gone: starting over",
-                        self.slot)
-            offset = None
-        if offset is not None and offset.get("snapshot_only"):
-            if mode == "initial_only":
-                log.info("the snapshot was taken already (snapshot.mode=initial_only): nothing to do")
-                return
-            offset = None if mode in ("initial", "when_needed", "always") else offset
-        need_snapshot = (
-            mode == "always"
-            or (mode in ("initial", "initial_only", "when_needed") and offset is None)
-            or (mode == "when_needed" and offset is not None and not slot.exists)
-        )
-        if offset is not None and not slot.exists and not need_snapshot:
+        if offset is not None:
+            PgPosition.from_offset(offset)  # refuse another connector's offset before anything else
+        decision = decide(self.snapshot_mode, offset, log_reaches=slot.exists)
+        log.info("start: %s (%s)", decision.plan.value, decision.reason)
+        if decision.plan is Plan.NOTHING:
+            return
+        if decision.plan is Plan.LOG_GONE:
+            assert offset is not None
             raise SlotMissingError(
                 f"replication slot {self.slot!r} is gone, but an offset is stored for this pipeline "
                 f"(lsn {po.format_lsn(int(offset.get('lsn') or 0))}): changes since then cannot be read",
                 fix="set snapshot.mode=when_needed to re-snapshot, or delete the offset file to start over",
             )
-
-        if need_snapshot:
-            temporary = mode == "initial_only"
-            if slot.exists and not temporary:
-                self._wait_slot_free(slot)
-                log.warning("slot %s exists but a snapshot is needed: recreating it so the snapshot and the "
-                            "stream meet at one consistent point", self.slot)
-                cat.drop_slot(conn, self.slot)
-            start_lsn, snapshot_name = self._create_slot(export=True, temporary=temporary)
-            if self.resumable and not temporary:
-                done = yield from self._resumable_snapshot(tables, snapshot_name, start_lsn, None)
-                if not done:
-                    return
-            else:
-                if self.resumable:
-                    log.info("snapshot.resumable does not apply to snapshot.mode=initial_only (its slot is temporary)")
-                yield from self._snapshot(tables, snapshot_name, start_lsn, final=temporary)
-            if temporary:
+        if decision.plan is Plan.RESUME_SNAPSHOT:
+            assert offset is not None
+            self._wait_slot_free(slot)
+            progress = offset["snapshot_progress"]
+            log.info("resuming the initial snapshot (snapshot.resumable): %d table(s) left",
+                     len(progress.get("tables") or ()))
+            done = yield from self._resumable_snapshot(tables, None, int(offset["lsn"]), progress)
+            if done:
+                yield from self._stream_changes(self._position or offset)
+            return
+        if decision.plan is Plan.SNAPSHOT:
+            if offset is not None and offset.get("snapshot_progress") is not None:
+                log.warning("the stored offset is inside an initial snapshot but slot %s is gone: starting over",
+                            self.slot)
+            offset = yield from self._initial_snapshot(slot, tables, temporary=decision.then_stop)
+            if offset is None:
                 return
-            offset = self._position
+        elif not slot.exists:  # SCHEMA / LOG_START: a slot without a snapshot; STREAM has its slot
+            start_lsn, _ = self._create_slot(export=False, temporary=False)
+            offset = {"lsn": start_lsn, "txId": None, "ts_usec": None}
         else:
-            if not slot.exists:
-                start_lsn, _ = self._create_slot(export=False, temporary=False)
-                offset = {"lsn": start_lsn, "txId": None, "ts_usec": None}
-            else:
-                self._wait_slot_free(slot)
-                if offset is None:
-                    offset = {"lsn": slot.confirmed_flush_lsn or 0, "txId": None, "ts_usec": None}
+            self._wait_slot_free(slot)
+            if not decision.uses_offset or offset is None:
+                offset = {"lsn": slot.confirmed_flush_lsn or 0, "txId": None, "ts_usec": None}
         yield from self._stream_changes(offset)
+
+    def _initial_snapshot(self, slot: cat.SlotInfo, tables: list[cat.CatalogTable], *, temporary: bool
+                          ) -> Iterator[Batch]:
+        """A new slot exporting its snapshot, the tables read in it; returns the offset streaming starts from
+        (None: stop here: initial_only, or stopped half way through a resumable snapshot)."""
+        if slot.exists and not temporary:
+            self._wait_slot_free(slot)
+            log.warning("slot %s exists but a snapshot is needed: recreating it so the snapshot and the "
+                        "stream meet at one consistent point", self.slot)
+            cat.drop_slot(self._catalog_conn(), self.slot)
+        start_lsn, snapshot_name = self._create_slot(export=True, temporary=temporary)
+        if self.resumable and not temporary:
+            done = yield from self._resumable_snapshot(tables, snapshot_name, start_lsn, None)
+            return self._position if done else None
+        if self.resumable:
+            log.info("snapshot.resumable does not apply to snapshot.mode=initial_only (its slot is temporary)")
+        yield from self._snapshot(tables, snapshot_name, start_lsn, final=temporary)
+        return None if temporary else self._position
 
     def _warn_about_keys(self, tables: list[cat.CatalogTable]) -> None:
         for table in tables:
