@@ -29,7 +29,8 @@ class TableId:
 
     def quoted(self) -> str:
         """The ``id`` of a tableChanges entry: ``"db"."table"``."""
-        return ".".join(f'"{p}"' for p in (self.catalog, self.schema, self.table) if p)
+        # a quote inside a name is doubled, as Debezium's TableId writes it (parse_table_id undoes it)
+        return ".".join('"' + p.replace('"', '""') + '"' for p in (self.catalog, self.schema, self.table) if p)
 
 
 @dataclass(frozen=True, slots=True)

@@ -440,9 +440,6 @@ def run_corpus() -> dict[str, FileRun]:
 # (file, line, start of the statement, why it is not parsed). An entry must still fail: remove
 # it when the parser learns the statement.
 KNOWN_IGNORED: list[tuple[str, int, str, str]] = [
-    ("debezium/debezium-connector-binlog/ddl/special_characters_test.sql", 5, "CREATE TABLE `special\"[``]$'`",
-     ("parsed, but the change's id does not read back: TableId.quoted() (cdc/core/schema.py) does not double a"
-      " '\"' inside a name as Debezium's TableId does")),
     ("debezium/debezium-ddl-parser/mysql/examples/legacy/ddl_alter.sql", 149,
      "alter table wukong_meta02_test.grid_view_one",
      "two ALTER TABLEs with no ';' between them in the source file (the server rejects that too)"),
