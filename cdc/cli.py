@@ -10,6 +10,11 @@
 Every option of a source or sink is also a flag: ``database.hostname`` -> ``--database-hostname``;
 ``--set name=value`` sets any property. Passwords are read from flags, files or ``CDC_PASSWORD``
 and are never printed.
+
+Exit status: 0 when the pipeline stopped cleanly; 1 on an error, printed as ``cdc: error: <what and
+why>`` and a ``fix:`` line (bad configuration, unreadable files, a server that refuses); 2 when the
+command line itself is wrong (argparse's usage message); 130 when aborted by a second Ctrl-C.
+An unexpected exception is a bug in cdc and still prints its traceback.
 """
 from __future__ import annotations
 
@@ -21,8 +26,8 @@ from typing import Any, Sequence
 
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Option, load_file
-from cdc.core.errors import CdcError
-from cdc.pipeline import source_name
+from cdc.core.errors import CdcError, ConfigError
+from cdc.pipeline import PASSTHROUGH_PREFIXES, source_name
 
 log = logging.getLogger("cdc")
 
@@ -123,8 +128,9 @@ def _properties(args: argparse.Namespace) -> dict[str, Any]:
             props[key[5:]] = value
     for item in args.set:
         name, sep, value = item.partition("=")
-        if not sep:
-            raise CdcError(f"--set expects NAME=VALUE, got {item!r}")
+        if not sep or not name.strip():
+            raise ConfigError(f"--set expects NAME=VALUE, got {item!r}",
+                              fix="write it as --set name=value, e.g. --set snapshot.mode=no_data")
         props[name.strip()] = value
     if "database.password" not in props and os.environ.get("CDC_PASSWORD"):
         props["database.password"] = os.environ["CDC_PASSWORD"]
@@ -150,24 +156,29 @@ def _send_signal(args: argparse.Namespace, props: dict[str, Any]) -> int:
     props.pop("source", None)
     props.pop("connector.class", None)
     if not source:
-        raise CdcError(f"{args.config} names no source", fix="add source = \"postgres\" (or connector.class)")
+        raise ConfigError(f"{args.config} names no source", fix="add source = \"postgres\" (or connector.class)")
     data: dict[str, Any] = {}
     if args.signal in ("execute-snapshot", "stop-snapshot"):
         if args.signal == "execute-snapshot" and not args.table:
-            raise CdcError("execute-snapshot needs at least one --table")
+            raise ConfigError("execute-snapshot needs at least one --table: which tables to snapshot",
+                              fix=f"name them: cdc signal {args.config} execute-snapshot --table schema.table "
+                                  "[--table ...]")
         data = {"data-collections": args.table, "type": args.snapshot_type}
         if args.condition:
             if args.signal != "execute-snapshot":
-                raise CdcError("--condition applies to execute-snapshot only")
+                raise ConfigError("--condition applies to execute-snapshot only",
+                                  fix="leave --condition out, or send execute-snapshot")
             data["additional-conditions"] = [{"data-collection": t, "filter": args.condition} for t in args.table]
     elif args.signal == "log":
         data = {"message": args.message or ""}
     config = Config(dict(props)).declare(CORE_OPTIONS)
     source_cls = registry.load(registry.SOURCES, source)
     config.declare(getattr(source_cls, "options", ()))
+    config.validate(PASSTHROUGH_PREFIXES + ("sink.", "offset.", "schema.history."))
     instance = source_cls(config)
     if not hasattr(instance, "send_signal"):
-        raise CdcError(f"source {source!r} does not take signals")
+        raise ConfigError(f"source {source!r} does not take signals",
+                          fix="send signals to a source that has them (postgres, mysql, sqlserver)")
     where = instance.send_signal(args.signal, data)
     print(f"sent {args.signal} {data} to {where}")
     return 0
@@ -199,7 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             props.pop("source", None)
             props.pop("connector.class", None)
             if not source:
-                raise CdcError(f"{args.config} names no source", fix="add source = \"postgres\" (or connector.class)")
+                raise ConfigError(f"{args.config} names no source",
+                                  fix="add source = \"postgres\" (or a Debezium connector.class)")
         else:
             source = args.command
         engine = build(source, props)

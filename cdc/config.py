@@ -18,10 +18,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from cdc.core.errors import ConfigError
+from cdc.core.filters import parse_key_columns, patterns_problem
+from cdc.core.topics import topic_name_problem
 
 log = logging.getLogger(__name__)
 
 SECRET_MASK = "********"
+FIX = "correct the properties named above (in the config file, or on the command line with --set NAME=VALUE)"
 
 
 @dataclass(frozen=True)
@@ -48,11 +51,17 @@ class Option:
                 return False
             raise ValueError(f"expected true or false, got {raw!r}")
         if self.type is int:
-            if isinstance(raw, bool):
-                raise ValueError(f"expected an integer, got {raw!r}")
-            return int(str(raw).strip())
+            if isinstance(raw, bool) or isinstance(raw, float):
+                raise ValueError(f"expected a whole number, got {raw!r}")
+            try:
+                return int(str(raw).strip())
+            except ValueError:
+                raise ValueError(f"expected a whole number, got {raw!r}") from None
         if self.type is float:
-            return float(str(raw).strip())
+            try:
+                return float(str(raw).strip())
+            except ValueError:
+                raise ValueError(f"expected a number, got {raw!r}") from None
         if self.type is list:
             if isinstance(raw, (list, tuple)):
                 return [str(v).strip() for v in raw if str(v).strip()]
@@ -61,6 +70,23 @@ class Option:
         if self.choices is not None:
             value = value.strip().lower()
         return value
+
+    def problem(self, raw: Any) -> str | None:
+        """What is wrong with ``raw`` as this option's value (and what to put instead), or None."""
+        name = self.name
+        if raw is None or raw == "":
+            return f"{name} is required but not set: {self.doc}" if self.required else None
+        try:
+            value = self.parse(raw)
+        except ValueError as exc:
+            return f"{name}={raw!r}: {exc}"
+        if self.choices is not None and value not in self.choices:
+            close = difflib.get_close_matches(str(value), self.choices, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            return f"{name}={raw!r} is not one of {', '.join(self.choices)}{hint}"
+        if self.validator is not None and (problem := self.validator(value)):
+            return f"{name}={raw!r}: {problem}"
+        return None
 
 
 @dataclass
@@ -85,7 +111,7 @@ class Config:
         try:
             return option.parse(raw)
         except ValueError as exc:
-            raise ConfigError(f"invalid value for {name}: {exc}") from None
+            raise ConfigError(f"invalid value for {name}: {exc}", fix=FIX) from None
 
     def __getitem__(self, name: str) -> Any:
         return self.get(name)
@@ -98,22 +124,11 @@ class Config:
         """Raise one ConfigError listing every problem; warn about unknown property names."""
         problems: list[str] = []
         for name, option in self.options.items():
-            raw = self.properties.get(name)
-            if raw is None or raw == "":
-                if option.required:
-                    problems.append(f"{name} is required: {option.doc}")
-                continue
-            try:
-                value = option.parse(raw)
-            except ValueError as exc:
-                problems.append(f"{name}: {exc}")
-                continue
-            if option.choices is not None and value not in option.choices:
-                problems.append(f"{name}={raw!r} is not one of {', '.join(option.choices)}")
-            elif option.validator is not None and (problem := option.validator(value)):
-                problems.append(f"{name}={raw!r}: {problem}")
+            problem = option.problem(self.properties.get(name))
+            if problem:
+                problems.append(problem)
         if problems:
-            raise ConfigError("invalid configuration:\n  - " + "\n  - ".join(problems))
+            raise ConfigError("invalid configuration:\n  - " + "\n  - ".join(problems), fix=FIX)
         known = list(self.options)
         for name in self.properties:
             if name in self.options or name.startswith(passthrough_prefixes):
@@ -139,20 +154,49 @@ def _looks_secret(name: str) -> bool:
     return bool(re.search(r"password|secret|sasl\.jaas|token|credential", name, re.I))
 
 
+_NOT_CONFIG = {".json": "JSON", ".yaml": "YAML", ".yml": "YAML"}
+
+
 def load_file(path: str | Path) -> dict[str, Any]:
-    """Read a TOML file (flat or dotted tables) or a Java ``.properties`` file."""
+    """Read a TOML file (flat or dotted tables) or a Java ``.properties`` file (UTF-8)."""
     path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix in _NOT_CONFIG:
+        raise ConfigError(f"config file {path} is {_NOT_CONFIG[suffix]}, which cdc does not read",
+                          fix="write it as TOML (name.toml) or as Java properties (name.properties, key=value lines)")
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
-    if path.suffix.lower() == ".toml":
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}", fix=_read_fix(path, exc)) from None
+    try:
+        text = raw.decode("utf-8-sig")  # a byte order mark, as some editors write, is no error
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"config file {path} is not UTF-8 text: byte 0x{raw[exc.start]:02x} on line {line} is no UTF-8 character",
+            fix=f"save it as UTF-8 (e.g. iconv -f latin1 -t utf-8 {path} > utf8{path.suffix}), or replace that character",
+        ) from None
+    if suffix == ".toml":
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+            raise ConfigError(
+                f"{path} is not valid TOML: {exc}",
+                fix="correct that line: TOML strings need quotes (topic.prefix = \"shop\"); a file of plain "
+                    "key=value lines is a .properties file, so name it that way",
+            ) from None
         return _flatten(data)
-    return parse_properties(text)
+    return parse_properties(text, str(path))
+
+
+def _read_fix(path: Path, exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return f"check the path (relative paths start at {Path.cwd()})"
+    if isinstance(exc, IsADirectoryError):
+        return "give the path of the config file itself, not of its folder"
+    if isinstance(exc, PermissionError):
+        return "make the file readable by the user running cdc"
+    return "check that the file can be read"
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -166,22 +210,41 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def parse_properties(text: str) -> dict[str, str]:
-    """Java properties: ``key=value`` or ``key: value``, ``#``/``!`` comments, ``\\`` continuations."""
+def parse_properties(text: str, origin: str = "properties") -> dict[str, str]:
+    """Java properties: ``key=value`` or ``key: value``, ``#``/``!`` comments, ``\\`` continuations.
+
+    A line with no name before its ``=`` or ``:``, or an INI/TOML section header, is an error naming
+    ``origin`` and the line: Java would read something, but not what the writer meant."""
     out: dict[str, str] = {}
     logical = ""
-    for line in text.splitlines():
+    first = 0
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
         stripped = line.strip()
         if not logical and (not stripped or stripped[0] in "#!"):
             continue
-        if stripped.endswith("\\") and not stripped.endswith("\\\\"):
+        if not logical:
+            first = number
+        if stripped.endswith("\\") and not stripped.endswith("\\\\") and number < len(lines):
             logical += stripped[:-1]
             continue
+        if stripped.endswith("\\") and not stripped.endswith("\\\\"):
+            stripped = stripped[:-1]  # a continuation on the last line continues with nothing
         logical += stripped
+        if not logical:
+            continue
         match = re.match(r"([^=:\s]+)\s*[=:\s]\s*(.*)", logical)
+        if logical[0] in "=:":
+            raise ConfigError(f"{origin} line {first}: {logical!r} has no property name before {logical[0]!r}",
+                              fix="write it as name=value, or start the line with # to make it a comment")
+        if logical.startswith("[") and logical.endswith("]"):
+            raise ConfigError(f"{origin} line {first}: {logical!r} is a section header, which a .properties file "
+                              f"does not have",
+                              fix="write full names (database.hostname=...) without sections, or write the file as "
+                                  "TOML and name it .toml")
         if match:
             out[match.group(1)] = match.group(2).replace("\\\\", "\\")
-        elif logical:
+        else:
             out[logical] = ""
         logical = ""
     return out
@@ -189,24 +252,73 @@ def parse_properties(text: str) -> dict[str, str]:
 
 # ---- options shared by every source ---------------------------------------------------------
 
-def _positive(value: int) -> str | None:
+# Validators shared by the option declarations of every part (each returns a problem or None).
+
+def positive(value: int) -> str | None:
     return None if value > 0 else "must be greater than 0"
+
+
+def non_negative(value: int) -> str | None:
+    return None if value >= 0 else "must be 0 or more"
+
+
+def tcp_port(value: int) -> str | None:
+    return None if 0 < value < 65536 else "must be a TCP port (1-65535)"
+
+
+def regular_expressions(value: list[str]) -> str | None:
+    return patterns_problem(value)
+
+
+def _key_columns(value: str) -> str | None:
+    try:
+        parse_key_columns(value)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _topic_prefix(value: str) -> str | None:
+    return topic_name_problem(value, "a topic prefix (it starts every topic name)")
+
+
+def _topic(value: str) -> str | None:
+    return topic_name_problem(value)
+
+
+def _heartbeat_prefix(value: str) -> str | None:
+    return topic_name_problem(value, "the start of the heartbeat topic name")
+
+
+_OPERATIONS = ("c", "u", "d", "t", "none")
+
+
+def _operations(value: list[str]) -> str | None:
+    unknown = [op for op in value if op.lower() not in _OPERATIONS]
+    return f"unknown operation(s) {', '.join(map(repr, unknown))}; use c, u, d, t or none" if unknown else None
+
 
 
 CORE_OPTIONS: tuple[Option, ...] = (
     Option("name", str, "cdc", "Logical name of this pipeline; the key of its stored offsets."),
-    Option("topic.prefix", str, None, "Prefix of every topic name (Debezium's logical server name).", required=True),
-    Option("table.include.list", list, None, "Regular expressions of fully-qualified table names to capture."),
-    Option("table.exclude.list", list, None, "Regular expressions of fully-qualified table names not to capture."),
-    Option("column.exclude.list", list, None, "Regular expressions of fully-qualified column names to leave out of events."),
-    Option("message.key.columns", str, None, "Key columns per table: 'schema.table:col1,col2;schema.table2:col'."),
+    Option("topic.prefix", str, None, "Prefix of every topic name (Debezium's logical server name).", required=True,
+           validator=_topic_prefix),
+    Option("table.include.list", list, None, "Regular expressions of fully-qualified table names to capture.",
+           validator=regular_expressions),
+    Option("table.exclude.list", list, None, "Regular expressions of fully-qualified table names not to capture.",
+           validator=regular_expressions),
+    Option("column.exclude.list", list, None, "Regular expressions of fully-qualified column names to leave out of events.",
+           validator=regular_expressions),
+    Option("message.key.columns", str, None, "Key columns per table: 'schema.table:col1,col2;schema.table2:col'.",
+           validator=_key_columns),
     Option("snapshot.mode", str, "initial", "When to snapshot the captured tables.",
            choices=("initial", "never", "initial_only", "when_needed", "no_data", "always")),
     Option("tombstones.on.delete", bool, True, "Follow each delete event with a tombstone (null value)."),
     Option("skipped.operations", list, ["t"], "Operations not to emit: c, u, d, t (truncate), or none. As in "
-           "Debezium, truncates are skipped unless this says otherwise."),
+           "Debezium, truncates are skipped unless this says otherwise.", validator=_operations),
     Option("provide.transaction.metadata", bool, False, "Emit BEGIN/END events and a transaction block in every event."),
-    Option("transaction.topic", str, None, "Topic of transaction events (default: <topic.prefix>.transaction)."),
+    Option("transaction.topic", str, None, "Topic of transaction events (default: <topic.prefix>.transaction).",
+           validator=_topic),
     Option("include.schema.changes", bool, True, "Emit schema change events on the <topic.prefix> topic."),
     Option("decimal.handling.mode", str, "precise", "How DECIMAL/NUMERIC values are represented.",
            choices=("precise", "double", "string")),
@@ -215,15 +327,17 @@ CORE_OPTIONS: tuple[Option, ...] = (
     Option("binary.handling.mode", str, "bytes", "How binary values are represented.",
            choices=("bytes", "base64", "base64-url-safe", "hex")),
     Option("interval.handling.mode", str, "numeric", "How INTERVAL values are represented.", choices=("numeric", "string")),
-    Option("heartbeat.interval.ms", int, 0, "Emit a heartbeat (and confirm the position) this often when idle; 0 disables."),
-    Option("heartbeat.topics.prefix", str, "__debezium-heartbeat", "Prefix of the heartbeat topic."),
+    Option("heartbeat.interval.ms", int, 0, "Emit a heartbeat (and confirm the position) this often when idle; 0 disables.",
+           validator=non_negative),
+    Option("heartbeat.topics.prefix", str, "__debezium-heartbeat", "Prefix of the heartbeat topic.",
+           validator=_heartbeat_prefix),
     Option("extended.headers.enabled", bool, True, "Put Debezium's __debezium.context.* headers (connector name, "
            "logical name, task id, run id) on every record."),
     Option("key.converter.schemas.enable", bool, True, "Include the schema in every key (JSON converter)."),
     Option("value.converter.schemas.enable", bool, True, "Include the schema in every value (JSON converter)."),
     Option("offset.storage", str, "file", "Where source offsets are stored (file, or a plugin name such as kafka)."),
     Option("offset.storage.file.filename", str, None, "Offset file (default: <output>/offsets.json or ./cdc-offsets.json)."),
-    Option("offset.flush.interval.ms", int, 1000, "How often acknowledged offsets are stored.", validator=_positive),
-    Option("max.batch.size", int, 2048, "Most events handed to the sink at once.", validator=_positive),
+    Option("offset.flush.interval.ms", int, 1000, "How often acknowledged offsets are stored.", validator=positive),
+    Option("max.batch.size", int, 2048, "Most events handed to the sink at once.", validator=positive),
     Option("sink", str, "files", "Sink plugin name (files, stdout, kafka, ...)."),
 )

@@ -55,7 +55,11 @@ def build_from_properties(properties: dict[str, Any], sink: Any = None) -> Engin
 
 
 def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Engine:
-    """``sink``: an already built sink (embedders, tests); else the one ``sink`` names."""
+    """``sink``: an already built sink (embedders, tests); else the one ``sink`` names.
+
+    Everything that can be checked without the database is checked here, before anything is
+    started: the configuration, then the stored offsets (readable, writable, written by this kind
+    of source), then the sink."""
     config = Config(dict(properties)).declare(CORE_OPTIONS)
     source_cls = registry.load(registry.SOURCES, source_name)
     sink_cls = registry.load(registry.SINKS, config.get("sink")) if sink is None else type(sink)
@@ -65,6 +69,10 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
         config.declare(getattr(factory, "options", ()))
     config.validate(PASSTHROUGH_PREFIXES)
     log.info("configuration: %s", config.masked())
+    offsets = SourceOffsetStore(offset_store(config), source_name, source_cls, config.get("name"))
+    if isinstance(offsets.store, FileOffsetStore):  # cheap to read twice; a Kafka store is read once, at start
+        offsets.store.check()
+        offsets.load()
     source = source_cls(config)
     sink = sink_cls(config) if sink is None else sink
     context = None
@@ -74,8 +82,63 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
     if config.get("key.converter.schemas.enable") != config.get("value.converter.schemas.enable"):
         converter = _SplitConverter(config.get("key.converter.schemas.enable"), config.get("value.converter.schemas.enable"),
                                     context)
-    return Engine(source, sink, converter, offset_store(config),
-                  flush_interval_s=config.get("offset.flush.interval.ms") / 1000)
+    return Engine(source, sink, converter, offsets, flush_interval_s=config.get("offset.flush.interval.ms") / 1000)
+
+
+class SourceOffsetStore:
+    """The offset store as one source sees it: an offset that another kind of source wrote is refused.
+
+    A source recognises its offsets by the keys that locate them (``POSITION_KEYS``: ``lsn`` for
+    PostgreSQL, ``file``/``pos`` for MySQL). Given another source's offset it would read a position
+    that means nothing to its server, and start at the wrong place or re-snapshot."""
+
+    def __init__(self, store: OffsetStore, source_name: str, source_cls: Any, name: str) -> None:
+        self.store = store
+        self.source_name = source_name
+        self.name = name
+        self.keys: tuple[str, ...] = tuple(getattr(source_cls, "POSITION_KEYS", ()))
+
+    def load(self) -> dict[str, Any] | None:
+        offset = self.store.load()
+        if offset is not None and self.keys and not any(k in offset for k in self.keys):
+            raise _foreign_offset(offset, self.source_name, self.keys, f"the offset of pipeline {self.name!r} in "
+                                  f"{_where(self.store)}")
+        return offset
+
+    def save(self, offset: dict[str, Any]) -> None:
+        self.store.save(offset)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def _where(store: OffsetStore) -> str:
+    path = getattr(store, "path", None)
+    if path is not None:
+        return f"offset file {path}"
+    topic = getattr(store, "topic", None)
+    return f"offset topic {topic}" if topic else type(store).__name__
+
+
+def _foreign_offset(offset: dict[str, Any], source: str, keys: tuple[str, ...], where: str) -> ConfigError:
+    writer = None
+    for name, entry in sorted(registry.available(registry.SOURCES).items()):
+        if name == source:
+            continue
+        try:
+            other = tuple(getattr(entry.load(), "POSITION_KEYS", ()))
+        except Exception:  # noqa: BLE001 - a plugin that cannot load cannot have written it either
+            continue
+        if other and any(k in offset for k in other):
+            writer = f"the {name} source (it holds {', '.join(k for k in other if k in offset)})"
+            break
+    found = ", ".join(sorted(offset)) or "no keys"
+    return ConfigError(
+        f"{where} was written by {writer or f'another source (it holds {found})'}, but this "
+        f"pipeline runs the {source} source, whose offsets hold {', '.join(keys)}: it cannot resume from it",
+        fix="give this pipeline its own offsets (another offset.storage.file.filename, or another name), or "
+            "move that offset away to start over with a snapshot",
+    )
 
 
 class _SplitConverter(JsonConverter):

@@ -9,12 +9,41 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from cdc.core.errors import ConfigError
+
+REGEX_FIX = ("entries are regular expressions matched against the whole name: escape a character meant "
+             "literally with a backslash (shop\\.orders, price\\(eur\\)), and close every ( and [")
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """One entry of an include/exclude list; ValueError naming it when it is no regular expression."""
+    try:
+        return re.compile(pattern, re.IGNORECASE)
+    except re.error as exc:
+        raise ValueError(f"{pattern!r} is not a valid regular expression ({exc.msg} at position {exc.pos})") from None
+
+
+def patterns_problem(patterns: Iterable[str] | None) -> str | None:
+    """Why a list of regular expressions cannot be used, or None (an option validator)."""
+    problems = []
+    for pattern in patterns or ():
+        try:
+            compile_pattern(pattern.strip())
+        except ValueError as exc:
+            problems.append(str(exc))
+    return "; ".join(problems) + "; " + REGEX_FIX if problems else None
+
 
 def _compile(patterns: Iterable[str] | None) -> list[re.Pattern[str]]:
-    return [re.compile(p.strip(), re.IGNORECASE) for p in (patterns or []) if p.strip()]
+    try:
+        return [compile_pattern(p.strip()) for p in (patterns or []) if p.strip()]
+    except ValueError as exc:
+        raise ConfigError(f"include/exclude list entry {exc}", fix=REGEX_FIX) from None
 
 
 class NameFilter:
+    """``include`` / ``exclude``: regular expressions; a ConfigError names one that does not compile."""
+
     def __init__(self, include: Iterable[str] | None = None, exclude: Iterable[str] | None = None) -> None:
         self.include = _compile(include)
         self.exclude = _compile(exclude)
@@ -38,10 +67,23 @@ def parse_key_columns(spec: str | None) -> dict[str, list[str]]:
     for part in spec.split(";"):
         if not part.strip():
             continue
+        shape = (f"message.key.columns entry {part.strip()!r} must look like 'schema.table:col1,col2' "
+                 "(entries separated by ';')")
+        if ":" not in part:
+            raise ValueError(f"{shape}: it has no ':' between the table and its columns")
         table, _, columns = part.rpartition(":")
+        table = table.strip()
         if not table:
-            raise ValueError(f"message.key.columns entry {part!r} must look like 'schema.table:col1,col2'")
-        out[table.strip()] = [c.strip() for c in columns.split(",") if c.strip()]
+            raise ValueError(f"{shape}: it names no table before ':'")
+        names = [c.strip() for c in columns.split(",") if c.strip()]
+        if not names:
+            raise ValueError(f"{shape}: it names no column after ':'")
+        try:
+            compile_pattern(table)
+        except ValueError as exc:
+            raise ValueError(f"the table of message.key.columns entry {part.strip()!r}: {exc}; "
+                             f"{REGEX_FIX}") from None
+        out[table] = names
     return out
 
 

@@ -42,6 +42,10 @@ class MemoryOffsetStore:
         pass
 
 
+_MOVE_AWAY = ("restore it from a backup, or move it away to start over "
+              "(a new start follows snapshot.mode and may re-read or skip changes)")
+
+
 class FileOffsetStore:
     """Offsets of one or more pipelines in one JSON file, keyed by pipeline name."""
 
@@ -49,25 +53,51 @@ class FileOffsetStore:
         self.path = Path(path)
         self.name = name
 
+    def check(self) -> None:
+        """Before a pipeline starts: the file can be read, and its folder takes new files (the offset is
+        replaced by a rename), so a pipeline does not read its source only to fail at the first flush."""
+        self._read_all()
+        folder = self.path.parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".check", dir=folder)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            raise OffsetStoreError(f"cannot write offsets next to {self.path}: {folder} does not take new files "
+                                   f"({exc.strerror or exc})", fix=_WRITE_FIX) from None
+
     def _read_all(self) -> dict[str, Any]:
         try:
             raw = self.path.read_bytes()
         except FileNotFoundError:
             return {}
         except OSError as exc:
-            raise OffsetStoreError(f"cannot read offset file {self.path}: {exc.strerror}") from None
+            blocking = _file_in_the_way(self.path)
+            if blocking is not None:
+                raise OffsetStoreError(
+                    f"cannot keep offsets in {self.path}: {blocking} is a file, not a folder", fix=_PATH_FIX) from None
+            fix = ("offset.storage.file.filename names a folder: give it the path of a file in it"
+                   if isinstance(exc, IsADirectoryError) else "make the file readable by the user running cdc")
+            raise OffsetStoreError(f"cannot read offset file {self.path}: {exc.strerror or exc}", fix=fix) from None
+        if not raw.strip():
+            raise OffsetStoreError(f"offset file {self.path} is empty (cdc writes it whole or not at all)",
+                                   fix=_MOVE_AWAY)
         try:
             data = orjson.loads(raw)
             if not isinstance(data, dict) or not isinstance(data.get("offsets"), dict):
                 raise ValueError("expected {\"version\": 1, \"offsets\": {...}}")
+            bad = [name for name, offset in data["offsets"].items() if not isinstance(offset, dict)]
+            if bad:
+                raise ValueError(f"the offset of {bad[0]!r} is not a JSON object")
         except ValueError as exc:
+            raise OffsetStoreError(f"offset file {self.path} is corrupt ({exc})", fix=_MOVE_AWAY) from None
+        version = data.get("version", FORMAT_VERSION)
+        if version != FORMAT_VERSION:
             raise OffsetStoreError(
-                f"offset file {self.path} is corrupt ({exc})",
-                fix=(
-                    "restore it from a backup, or move it away to start over "
-                    "(a new start follows snapshot.mode and may re-read or skip changes)"
-                ),
-            ) from None
+                f"offset file {self.path} has format version {version!r}; this cdc reads version {FORMAT_VERSION}",
+                fix="run the cdc version that wrote it, or move the file away to start over",
+            )
         return data["offsets"]
 
     def load(self) -> dict[str, Any] | None:
@@ -77,21 +107,43 @@ class FileOffsetStore:
         offsets = self._read_all()
         offsets[self.name] = offset
         data = orjson.dumps({"version": FORMAT_VERSION, "offsets": offsets}, option=orjson.OPT_INDENT_2)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=self.path.parent)
+        tmp: str | None = None
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=self.path.parent)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp, self.path)
+            tmp = None
             _fsync_dir(self.path.parent)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        except OSError as exc:
+            raise OffsetStoreError(f"cannot store the offset in {self.path}: {exc.strerror or exc}",
+                                   fix=_WRITE_FIX) from None
+        finally:
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
 
     def close(self) -> None:
         pass
+
+
+_WRITE_FIX = ("make that folder writable by the user running cdc and check its disk has space, or move the "
+              "offset file to a writable folder and point offset.storage.file.filename at it; what was not "
+              "stored yet is read again on the next start")
+
+
+_PATH_FIX = ("point offset.storage.file.filename (default: <sink.files.directory>/offsets.json) at a file in a "
+             "folder, or sink.files.directory (--output) at a folder")
+
+
+def _file_in_the_way(path: Path) -> Path | None:
+    """The first folder of ``path`` that is a file, if any."""
+    for parent in reversed(path.parents):
+        if parent.exists() and not parent.is_dir():
+            return parent
+    return None
 
 
 def _fsync_dir(path: Path) -> None:

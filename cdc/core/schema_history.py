@@ -47,25 +47,42 @@ class MemorySchemaHistory:
 class FileSchemaHistory:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._tail_checked = False
 
     def record(self, entry: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "ab") as handle:
-            handle.write(orjson.dumps(entry) + b"\n")
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self._tail_checked:
+                _drop_torn_tail(self.path)  # else the new record would be glued to a half-written one
+                self._tail_checked = True
+            with open(self.path, "ab") as handle:
+                handle.write(orjson.dumps(entry) + b"\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as exc:
+            raise SchemaHistoryError(
+                f"cannot write the schema history {self.path}: {exc.strerror or exc}",
+                fix="make its folder writable by the user running cdc and check the disk has space, or set "
+                    "schema.history.internal.file.filename to a file in a writable folder (moving the history there "
+                    "with it)",
+            ) from None
 
     def entries(self) -> Iterator[dict[str, Any]]:
         try:
             handle = open(self.path, "rb")
         except FileNotFoundError:
             return
+        except OSError as exc:
+            raise SchemaHistoryError(f"cannot read the schema history {self.path}: {exc.strerror or exc}",
+                                     fix=_READ_FIX if not isinstance(exc, IsADirectoryError) else
+                                     "schema.history.internal.file.filename names a folder: give it the path "
+                                     "of the history file") from None
         with handle:
             for number, line in enumerate(handle, 1):
                 if not line.strip():
                     continue
                 try:
-                    yield orjson.loads(line)
+                    entry = orjson.loads(line)
                 except orjson.JSONDecodeError as exc:
                     if not line.endswith(b"\n"):
                         # A torn last line from a crash mid-write: the DDL it described was not
@@ -75,9 +92,59 @@ class FileSchemaHistory:
                         f"schema history {self.path} line {number} is corrupt: {exc}",
                         fix="restore the file from a backup; a source cannot decode rows without it",
                     ) from None
+                if not isinstance(entry, dict) or not isinstance(entry.get("position"), dict):
+                    raise SchemaHistoryError(
+                        f"schema history {self.path} line {number} is no schema history record (a JSON object "
+                        f"with source, position, ddl and tableChanges): {line[:80].decode(errors='replace').rstrip()!r}",
+                        fix="restore the file from a backup; a source cannot decode rows without it",
+                    )
+                yield entry
 
     def exists(self) -> bool:
-        return self.path.exists() and self.path.stat().st_size > 0
+        try:
+            return self.path.stat().st_size > 0
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise SchemaHistoryError(f"cannot read the schema history {self.path}: {exc.strerror or exc}",
+                                     fix=_READ_FIX) from None
 
     def close(self) -> None:
         pass
+
+
+_READ_FIX = "make the file and its folder readable by the user running cdc"
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """Before appending: a last line without its newline is ended if it is a whole record (an edited
+    file), and cut if it is not (a crash mid-write: its DDL is read from the log again)."""
+    try:
+        with open(path, "r+b") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size == 0:
+                return
+            handle.seek(size - 1)
+            if handle.read(1) == b"\n":
+                return
+            end = size
+            start = 0
+            while end > 0:
+                chunk_start = max(0, end - (1 << 16))
+                handle.seek(chunk_start)
+                newline = handle.read(end - chunk_start).rfind(b"\n")
+                if newline >= 0:
+                    start = chunk_start + newline + 1
+                    break
+                end = chunk_start
+            handle.seek(start)
+            tail = handle.read()
+            try:
+                orjson.loads(tail)
+            except orjson.JSONDecodeError:
+                handle.truncate(start)
+                return
+            handle.seek(0, os.SEEK_END)
+            handle.write(b"\n")
+    except FileNotFoundError:
+        return

@@ -10,6 +10,27 @@ import re
 _TOPIC_INVALID = re.compile(r"[^A-Za-z0-9._\-]")
 _AVRO_INVALID = re.compile(r"[^A-Za-z0-9_]")
 
+# Kafka refuses longer topic names (its log folders are named <topic>-<partition>).
+TOPIC_MAX_LENGTH = 249
+
+
+def topic_name_problem(name: str, what: str = "a Kafka topic name") -> str | None:
+    """Why Kafka would refuse ``name`` as (part of) a topic name, or None.
+
+    A prefix (``topic.prefix``) is checked as a topic name of its own: every topic starts with it,
+    so a character Kafka refuses there would be in every topic name."""
+    if name == "":
+        return f"is empty; {what} needs at least one character"
+    if name in (".", ".."):
+        return f"{name!r} is not allowed as {what} (Kafka refuses '.' and '..')"
+    if len(name) > TOPIC_MAX_LENGTH:
+        return f"is {len(name)} characters long; {what} may have at most {TOPIC_MAX_LENGTH}"
+    invalid = sorted(set(_TOPIC_INVALID.findall(name)))
+    if invalid:
+        shown = ", ".join(repr(c) for c in invalid)
+        return f"contains {shown}; {what} may hold only letters, digits, '.', '_' and '-'"
+    return None
+
 
 def sanitize_topic(name: str) -> str:
     return _TOPIC_INVALID.sub("_", name)

@@ -7,12 +7,16 @@ and fsyncs every open file: only then may the engine store the offset.
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import IO, Sequence
 
 from cdc.config import Config, Option
 from cdc.core.errors import SinkError
 from cdc.core.records import SinkRecord
+
+_FOLDER_FIX = ("make sink.files.directory (--output) a folder the user running cdc can create and write, "
+               "or point it at another one")
 
 FILE_OPTIONS: tuple[Option, ...] = (
     Option("sink.files.directory", str, "out", "Folder of the JSON-lines files, one per topic."),
@@ -66,10 +70,18 @@ class FileSink:
         self.directory = Path(config.get("sink.files.directory"))
         self.fsync = bool(config.get("sink.files.fsync"))
         self._files: dict[str, IO[bytes]] = {}
+        if self.directory.exists() and not self.directory.is_dir():
+            raise SinkError(f"the output folder {self.directory} (sink.files.directory) is a file, not a folder",
+                            fix="give sink.files.directory (--output) a folder's path; it is created when missing")
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
+            # Fail now, before anything is read from the source, rather than at the first event.
+            probe, name = tempfile.mkstemp(prefix=".cdc-write-check.", dir=self.directory)
+            os.close(probe)
+            os.unlink(name)
         except OSError as exc:
-            raise SinkError(f"cannot create output folder {self.directory}: {exc.strerror}") from None
+            raise SinkError(f"cannot write to the output folder {self.directory} (sink.files.directory): "
+                            f"{exc.strerror or exc}", fix=_FOLDER_FIX) from None
 
     def _file(self, topic: str) -> IO[bytes]:
         handle = self._files.get(topic)
@@ -79,7 +91,7 @@ class FileSink:
                 _drop_torn_tail(path)
                 handle = open(path, "ab", buffering=1 << 20)
             except OSError as exc:
-                raise SinkError(f"cannot open {path}: {exc.strerror}") from None
+                raise SinkError(f"cannot open {path}: {exc.strerror or exc}", fix=_FOLDER_FIX) from None
             self._files[topic] = handle
         return handle
 
@@ -102,7 +114,9 @@ class FileSink:
                 if self.fsync:
                     os.fsync(handle.fileno())
         except OSError as exc:
-            raise SinkError(f"cannot write to {self.directory}: {exc.strerror}") from None
+            raise SinkError(f"cannot write to {self.directory}: {exc.strerror or exc}",
+                            fix="free space on that disk or make the folder writable, then run again: the events "
+                                "not yet stored are read again from the stored offset") from None
 
     def close(self) -> None:
         try:
