@@ -7,7 +7,6 @@ pins ``time_zone='+00:00'`` so TIMESTAMP values read in a snapshot are UTC, as i
 from __future__ import annotations
 
 import logging
-import re
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
@@ -213,10 +212,3 @@ def gtid_position(conn: pymysql.connections.Connection, mariadb: bool) -> str | 
     return (row[0] or None) if row else None
 
 
-_BINLOG_INDEX = re.compile(r"\.(\d+)$")
-
-
-def position_key(file: str, pos: int) -> tuple[int, str, int]:
-    """Sort key of a binlog position: files are numbered ``name.000042``."""
-    match = _BINLOG_INDEX.search(file)
-    return (int(match.group(1)) if match else 0, file, pos)

@@ -19,11 +19,9 @@ delivered, so nothing is lost and nothing acknowledged repeats.
 from __future__ import annotations
 
 import logging
-import re
-import struct
 import time
 from pathlib import Path
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar, Iterator, Sequence
 
 import pymysql
 
@@ -38,7 +36,7 @@ from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.progress import TableProgress
 from cdc.core.records import Batch, ChangeEvent
-from cdc.core.schema import Table, parse_table_id
+from cdc.core.schema import Table
 from cdc.core.schema_change import SchemaChangeEvents
 from cdc.core.snapshot_marks import SnapshotMarks
 from cdc.core.snapshot_mode import Plan, decide, normalize
@@ -47,7 +45,6 @@ from cdc.core.schema_history import FileSchemaHistory, MemorySchemaHistory, Sche
 from cdc.core.signal_handler import SignalHandler
 from cdc.sources.mysql import binlog as bl
 from cdc.sources.mysql import chunks
-from cdc.sources.mysql import rows
 from cdc.sources.mysql import snapshot as snap
 from cdc.sources.mysql.config import HISTORY_CLASSES, MYSQL_OPTIONS
 from cdc.sources.mysql.connection import (
@@ -57,16 +54,17 @@ from cdc.sources.mysql.connection import (
     binlog_files,
     binlog_position,
     is_connection_lost,
-    position_key,
     server_checks,
     translate,
     with_retries,
 )
 from cdc.sources.mysql.ddl import MySqlSchema, history_record
 from cdc.sources.mysql.gtids import DeliveredGtids
+from cdc.sources.mysql.position import BinlogPosition, position_key
+from cdc.sources.mysql.stream import BinlogChanges, Step, StreamSettings
 from cdc.sources.mysql.source_info import source_block, source_schema
 from cdc.sources.mysql.tables import TableState
-from cdc.sources.mysql.types import TypeModes, is_unsigned
+from cdc.sources.mysql.types import TypeModes
 
 log = logging.getLogger(__name__)
 
@@ -94,27 +92,6 @@ def _describe(history: SchemaHistory) -> str:
     path = getattr(history, "path", None)
     topic = getattr(history, "topic", None)
     return str(path) if path else f"topic {topic}" if topic else type(history).__name__
-
-
-class _Transaction:
-    """Where the transaction being read started, and how far into it delivery got."""
-
-    __slots__ = ("file", "pos", "gtid", "thread", "query", "row_events", "active")
-
-    def __init__(self) -> None:
-        self.file = ""
-        self.pos = 0
-        self.gtid: str | None = None
-        self.thread: int | None = None
-        self.query: str | None = None
-        self.row_events = 0
-        self.active = False
-
-    def start(self, file: str, pos: int, gtid: str | None, thread: int | None = None) -> None:
-        self.file, self.pos, self.gtid, self.thread = file, pos, gtid, thread
-        self.query = None
-        self.row_events = 0
-        self.active = True
 
 
 class MySqlSource:
@@ -177,7 +154,7 @@ class MySqlSource:
         self._stream: Any = None
         self._schema: MySqlSchema | None = None
         self._states: dict[tuple[str, str], TableState | None] = {}
-        self._layouts: dict[int, tuple[TableState, list[rows.Reader]]] = {}  # binlog table id -> readers
+        self._changes: BinlogChanges | None = None
         self._history_max: tuple[int, str, int] | None = None
         self._stopping = False
         self._position: dict[str, Any] | None = None
@@ -539,14 +516,14 @@ class MySqlSource:
             marks.start_table()
             envelope = state.envelope
             row = state.row
-            for rows in snap.select_rows(conn, database, table, fetch):
+            for chunk in snap.select_rows(conn, database, table, fetch):
                 ts = now_ts()
                 events: list[ChangeEvent] = []
-                for values in rows:
+                for values in chunk:
                     seq += 1
                     marks.hold(envelope.event(OP_READ, None, row(values), marks.source(shared),
                                               position=(file_index, point.pos, 0, seq), ts=ts), events)
-                progress.advance(len(rows))
+                progress.advance(len(chunk))
                 if events:
                     yield Batch(events)
                 if self._stopping:
@@ -580,36 +557,67 @@ class MySqlSource:
     def _stream_changes(self, offset: dict[str, Any]) -> Iterator[Batch]:
         info = self.info
         assert info is not None and self._schema is not None
-        self._position = {k: offset.get(k) for k in ("file", "pos", "gtids", "server_id", "ts_sec")}
-        self._position.update(event=0, row=0)
-        skip_events = int(offset.get("event") or 0)
-        skip_rows = int(offset.get("row") or 0)
-        file = offset["file"]
-        stream = self._open(file, int(offset["pos"]))
-        tx = _Transaction()
+        start = BinlogPosition.from_offset(offset)
+        changes = BinlogChanges(
+            start=start, schema=self._schema, emitter=self.emitter, schema_events=self._schema_events,
+            gtids=DeliveredGtids(info.mariadb, start.gtids), hooks=self,
+            settings=StreamSettings(
+                prefix=self.prefix, flavor=self.flavor, include_query=self.include_query,
+                include_schema_changes=self.include_schema_changes,
+                only_captured_tables_ddl=self.only_captured_tables_ddl,
+                only_captured_databases_ddl=self.only_captured_databases_ddl, signal_table=self.signal_table,
+                captured=self.captured, captured_database=self.captured_database))
+        changes.history_max = self._history_max
+        self._changes = changes
+        self._position = changes.position.to_offset()
+        self._signal_handler.restore(offset)
         events: list[ChangeEvent] = []
         last_handover = time.monotonic()
-        max_batch = self.max_batch
+        self._open(start.file, start.pos)
+        for event in self._binlog_events(changes):
+            step = changes.handle(event, self._stream, events)
+            if step is Step.ROWS:
+                if len(events) >= self.max_batch:
+                    yield Batch(events, self._offset(changes.in_progress().to_offset()))
+                    events, last_handover = [], time.monotonic()
+                continue
+            if step is Step.NONE:
+                continue
+            between = not changes.tx.active
+            self._position = changes.position.to_offset()
+            if step is Step.HEARTBEAT:
+                if between:
+                    beat = self.heartbeat.due()
+                    if beat is not None:
+                        events.append(beat)
+                    yield from self._between_transactions(events)
+                if events or between:
+                    yield Batch(events, None if not between else self._offset(self._position), caught_up=between)
+                    events, last_handover = [], time.monotonic()
+                if self._stopping:
+                    return
+                continue
+            # COMMITTED / DDL: the position moved past a whole transaction
+            if step is Step.DDL or self._incr.active or self._signal_handler.blocking or self._signal_handler.channels:
+                yield from self._between_transactions(events)
+            if step is Step.DDL or events or time.monotonic() - last_handover >= 1.0:
+                yield Batch(events, self._offset(self._position))
+                events, last_handover = [], time.monotonic()
+
+    def _binlog_events(self, changes: BinlogChanges) -> Iterator[Any]:
+        """The binlog's events, reconnecting where the reader broke off (the retry policy of the
+        connection settings); a purged binlog or any other refusal is an error with its fix."""
         attempts = 0
-        gtids = DeliveredGtids(info.mariadb, offset.get("gtids"))
-        self._signal_handler.restore(offset)
-        incr = self._incr
-
-        def resume_point() -> tuple[str, int, int]:
-            """Where to reopen the stream so that the next event is the first not yet read."""
-            if tx.active:
-                return tx.file, tx.pos, tx.row_events
-            return self._position["file"], int(self._position["pos"]), 0
-
         while True:
             try:
-                event = stream.fetchone()
+                event = self._stream.fetchone()
                 attempts = 0
             except (pymysql.MySQLError, OSError) as exc:
+                file, pos, skip = changes.resume_point()
                 code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
                 if code == ER_MASTER_FATAL_READING_BINLOG:
                     raise SourceError(
-                        f"the server cannot send the binlog from {file}:{resume_point()[1]}: {exc.args[-1]}",
+                        f"the server cannot send the binlog from {file}:{pos}: {exc.args[-1]}",
                         fix="if the binlog was purged, set snapshot.mode=when_needed to take a new snapshot",
                     ) from None
                 if not is_connection_lost(exc) and not isinstance(exc, pymysql.err.OperationalError):
@@ -621,278 +629,34 @@ class MySqlSource:
                 log.warning("the binlog connection broke (%s); reconnecting in %.1f s (attempt %d of %d)",
                             exc, delay, attempts, self.settings.max_retries)
                 try:
-                    stream.close()
-                except Exception:  # noqa: BLE001
+                    self._stream.close()
+                except Exception:  # noqa: BLE001 - the connection is broken anyway
                     pass
                 time.sleep(delay)
-                file, pos, skip_events = resume_point()
-                skip_rows = 0
-                tx.active = False
-                stream = self._open(file, pos)
+                changes.reopened(file, skip)
+                self._open(file, pos)
                 continue
-            if event is None:
-                continue
-            kind = type(event)
-            if kind is bl.HeartbeatLogEvent:
-                if self._marks and not tx.active:  # caught up: every watermark is behind us
-                    self._fire_marks(position_key(file, bl.event_end(event) or int(self._position["pos"])), events)
-                if not tx.active:
-                    beat = self.heartbeat.due()
-                    if beat is not None:
-                        events.append(beat)
-                    yield from self._between_transactions(events)
-                if events or not tx.active:
-                    yield Batch(events, None if tx.active else self._offset(self._position), caught_up=not tx.active)
-                    events = []
-                    last_handover = time.monotonic()
-                if self._stopping:
-                    return
-                continue
-            if kind is bl.RotateEvent:
-                file = event.next_binlog
-                continue
-            if kind is bl.MariadbGtidEvent or kind is bl.GtidEvent:
-                # A MariaDB GTID flagged standalone precedes a DDL, which ends the group itself.
-                tx.start(file, bl.event_start(event, stream), event.gtid)
-                if self._marks:
-                    self._fire_marks(position_key(file, tx.pos), events)
-                continue
-            if kind is bl.TableMapEvent:
-                self._on_table_map(stream, event)
-                continue
-            if kind is bl.RowsQueryLogEvent:
-                tx.query = event.query
-                continue
-            if kind is bl.QueryEvent:
-                query = event.query
-                upper = query.lstrip()[:8].upper()
-                if upper.startswith("BEGIN"):
-                    if not tx.active or tx.gtid is None or tx.row_events:
-                        tx.start(file, bl.event_start(event, stream), tx.gtid if tx.active else None)
-                        if self._marks:
-                            self._fire_marks(position_key(file, tx.pos), events)
-                    tx.thread = event.slave_proxy_id
-                    continue
-                if upper.startswith("COMMIT") or upper.startswith("ROLLBACK"):
-                    self._commit(event, file, tx, events, gtids)
-                    skip_events = skip_rows = 0
-                elif not MySqlSchema._may_change_schema(query):
-                    continue  # SAVEPOINT and the like, inside a transaction
-                else:
-                    self._ddl(event, file, tx, events, gtids)
-                    skip_events = skip_rows = 0
-                yield from self._between_transactions(events)
-                yield Batch(events, self._offset(self._position))
-                events = []
-                last_handover = time.monotonic()
-                continue
-            if kind is bl.XidEvent:
-                self._commit(event, file, tx, events, gtids)
-                skip_events = skip_rows = 0
-                if incr.active or self._signal_handler.blocking or self._signal_handler.channels:
-                    yield from self._between_transactions(events)
-                if events or time.monotonic() - last_handover >= 1.0:
-                    yield Batch(events, self._offset(self._position))
-                    events = []
-                    last_handover = time.monotonic()
-                continue
-            # a rows event
-            if not tx.active:  # no BEGIN: a GTID group's rows after its DDL (CREATE ... SELECT), or no GTIDs
-                tx.start(file, bl.event_start(event, stream), tx.gtid)
-            tx.row_events += 1
-            if tx.row_events <= skip_events:
-                continue  # delivered before the restart
-            database, table = event.schema, event.table
-            if self.signal_table is not None and f"{database}.{table}" == self.signal_table:
-                if kind is bl.WriteRowsEvent:
-                    self._signal_rows(event, events, (position_key(tx.file, 0)[0], tx.pos, tx.row_events))
-                continue
-            if not self.captured(database, table):
-                continue
-            first_row = skip_rows if tx.row_events == skip_events + 1 else 0
-            first = len(events)
-            self._row_events(event, file, tx, events, first_row)
-            window = incr.window
-            if window is not None and window.open and window.task.table == f"{database}.{table}":
-                for change in events[first:]:
-                    incr.observe(change)
-            if len(events) >= max_batch:
-                yield Batch(events, self._offset({**self._position, "file": tx.file, "pos": tx.pos,
-                                                  "event": tx.row_events, "row": 0}))
-                events = []
-                last_handover = time.monotonic()
+            if event is not None:
+                yield event
 
-    def _signal_rows(self, event: Any, events: list[ChangeEvent], position: tuple[int, ...]) -> None:
-        state = self._state(event.schema, event.table)
-        if state is None:
-            log.warning("a row of the signal table %s, whose definition is unknown here: ignored", self.signal_table)
-            return
-        names = [c.name for c in state.table.columns]
-        for index, image in enumerate(self._images(event, state, "", position[1])):
-            row = {name: value.decode("utf-8") if isinstance(value, bytes) else value
-                   for name, value in zip(names, image)}
-            self._signal_handler.on_row(row, events, (*position, index), str(self.signal_table))
+    # ---- StreamHooks: what the binlog stream asks of the source ------------------------------------
 
-    def _on_table_map(self, stream: Any, event: Any) -> None:
-        """A TABLE_MAP names a table id for the rows events after it: pair its storage layout with
-        our schema at this position, which names the columns and says what the binlog may not."""
-        database, table = event.schema, event.table
-        if not self.captured(database, table) and f"{database}.{table}" != self.signal_table:
-            return
-        state = self._state(database, table)
-        mapped = stream.table_map.get(event.table_id)
-        if state is None or mapped is None:
-            return
-        cached = self._layouts.get(event.table_id)
-        if cached is not None and cached[0] is state:
-            return
-        columns = state.table.columns
-        if len(mapped.columns) != len(columns):
-            raise SourceError(
-                f"the binlog has {len(mapped.columns)} columns for {state.qualified}, the schema history "
-                f"{len(columns)}: the history does not match the binlog at this position",
-                fix="the history was edited or lost a DDL; restore it, or start over with a new snapshot",
-            )
-        readers = [rows.reader(binlog_column.type, binlog_column, unsigned=is_unsigned(column))
-                   for binlog_column, column in zip(mapped.columns, columns)]
-        self._layouts[event.table_id] = (state, readers)
-
-    def _images(self, event: Any, state: TableState, file: str, pos: int) -> list[list[Any]]:
-        """The row images of a rows event, decoded from our schema (never the library's ``rows``)."""
-        layout = self._layouts.get(event.table_id)
-        if layout is None or layout[0] is not state:
-            raise SourceError(f"rows of {state.qualified} at {file}:{pos} without their TABLE_MAP",
-                              fix="report this with the binlog file and position")
-        data = event.packet.read(event.event_size - event.packet.read_bytes)
-        after = getattr(event, "columns_present_bitmap2", None) if isinstance(event, bl.UpdateRowsEvent) else None
-        try:
-            images = rows.read_images(data, layout[1], event.columns_present_bitmap, after)
-        except (IndexError, ValueError, struct.error) as exc:
-            raise SourceError(f"cannot decode rows of {state.qualified} at {file}:{pos}: {exc}",
-                              fix="the schema history does not match the table at this binlog position; "
-                                  "restore it or take a new snapshot") from None
-        for image in images:
-            if rows.ABSENT in image:
-                raise SourceError(f"rows of {state.qualified} at {file}:{pos} leave columns out (a MINIMAL or "
-                                  "NOBLOB row image): their values cannot be known",
-                                  fix="SET GLOBAL binlog_row_image = 'FULL' (and in the server's config)")
-        return images
-
-    def _row_events(self, event: Any, file: str, tx: _Transaction, events: list[ChangeEvent], first_row: int) -> None:
-        state = self._state(event.schema, event.table)
-        if state is None:
-            raise SourceError(
-                f"rows of {event.schema}.{event.table} at {file}:{bl.event_start(event, self._stream)}, but no schema "
-                "is known for that table there (its CREATE is older than the schema history)",
-                fix="take a new snapshot (delete the offsets, or snapshot.mode=when_needed), or use snapshot.mode="
-                    "recovery if the table has not changed since",
-            )
-        emit = self.emitter
-        kind = type(event)
-        if not emit.emits(_OPS[kind]):
-            return
-        ts_ms = event.timestamp * 1000
-        if emit.tracker is not None and not emit.in_transaction:
-            emit.begin(events, tx.gtid or f"{tx.file}:{tx.pos}", ts_ms)
-        envelope = state.envelope
-        ts = now_ts()
-        query = tx.query if self.include_query else None
-        position_base = (position_key(tx.file, 0)[0], tx.pos, tx.row_events)
-        images = self._images(event, state, file, tx.pos)
-        row = state.row
-        # source.pos is the rows event's own position (the offset keeps the transaction's start)
-        base = source_block(self.flavor, self.prefix, state.database, state.name, ts_ms=ts_ms,
-                            server_id=event.packet.server_id, file=tx.file, pos=bl.event_start(event, self._stream),
-                            gtid=tx.gtid, thread=tx.thread, query=query)
-        pairs = kind is bl.UpdateRowsEvent
-        for index in range(first_row, len(images) // 2 if pairs else len(images)):
-            source = {**base, "row": index}
-            position = (*position_base, index)
-            if kind is bl.WriteRowsEvent:
-                emit.create(events, envelope, row(images[index]), source, position, ts)
-            elif kind is bl.DeleteRowsEvent:
-                emit.delete(events, envelope, row(images[index]), source, position, ts)
-            else:
-                emit.update(events, envelope, row(images[2 * index]), row(images[2 * index + 1]), source, position, ts)
-
-    def _commit(self, event: Any, file: str, tx: _Transaction, events: list[ChangeEvent], gtids: DeliveredGtids) -> None:
-        self.emitter.end(events, event.timestamp * 1000)
-        self._advance(event, file, tx, gtids)
-
-    def _advance(self, event: Any, file: str, tx: _Transaction, gtids: DeliveredGtids, *,
-                 keep_gtid: bool = False) -> None:
-        if tx.gtid:
-            gtids.add(tx.gtid)
-        self._position = {"file": file, "pos": bl.event_end(event), "gtids": gtids.text(), "event": 0, "row": 0,
-                          "server_id": event.packet.server_id, "ts_sec": event.timestamp}
-        tx.active = False
-        tx.thread = None
-        if not keep_gtid:
-            tx.gtid = None
-
-    def _ddl(self, event: Any, file: str, tx: _Transaction, events: list[ChangeEvent], gtids: DeliveredGtids) -> None:
-        assert self._schema is not None
-        ddl = event.query
-        database = event.schema.decode() if isinstance(event.schema, bytes) else (event.schema or "")
-        end = bl.event_end(event)
-        start = bl.event_start(event, self._stream)
-        # MariaDB's DDL carries a thread id that Debezium (3.5) does not show, as for its rows
-        thread = None if self.flavor == "mariadb" else event.slave_proxy_id
-        gtid = tx.gtid
-
-        def source(table: str | None) -> dict[str, Any]:
-            return source_block(self.flavor, self.prefix, database, table, ts_ms=event.timestamp * 1000,
-                                server_id=event.packet.server_id, file=file, pos=start, gtid=gtid, thread=thread)
-
-        # The rows of a CREATE TABLE ... SELECT follow in the same GTID group: they keep its GTID.
-        self._advance(event, file, tx, gtids, keep_gtid=True)
-        truncated = _truncated_table(ddl, database)
-        if truncated is not None:  # a 't' event; no history record, no schema change event (as Debezium)
-            state = self._state(*truncated) if self.captured(*truncated) else None
-            if state is not None and self.emitter.emits("t"):
-                self.emitter.truncate(events, state.envelope, source(truncated[1]),
-                                      (position_key(file, 0)[0], end, 0, 0))
-            return
-        changes = self._schema.apply(ddl, database or None)
+    def schema_changed(self) -> None:
         self._states.clear()
-        position = dict(self._position)
-        key = position_key(file, end)
-        touched = [c for c in changes if self._change_captured(c)]
-        if self._history_max is None or key > self._history_max:  # not recorded before a restart
-            wanted = (not self.only_captured_tables_ddl or touched or not changes) and \
-                     (not self.only_captured_databases_ddl or not database or self.captured_database(database))
-            if wanted:
-                self._record(position, database or None, ddl, changes)
-        if not self.include_schema_changes or (database and not self.captured_database(database) and not touched):
-            return
-        if changes and not touched:
-            return
-        drop = _DROP_TABLE.match(ddl)
-        if drop is not None and touched and all(c["type"] == "DROP" for c in touched):
-            # Debezium writes one event per dropped table, its name qualified: DROP TABLE `db`.`t`
-            for change in touched:
-                db, table = parse_table_id(change["id"])
-                text = f"DROP TABLE {'IF EXISTS ' if drop.group(1) else ''}{snap.quote(db)}.{snap.quote(table)}"
-                events.append(self._schema_events.event(source(table), database, text, [change], ts_ms=now_ts()[0]))
-            return
-        tables = ",".join(sorted({parse_table_id(c["id"])[-1] for c in touched})) or None
-        events.append(self._schema_events.event(source(tables), database, ddl, touched, ts_ms=now_ts()[0]))
 
-    def _change_captured(self, change: dict[str, Any]) -> bool:
-        parts = parse_table_id(change["id"])
-        return len(parts) == 2 and self.captured(parts[0], parts[1])
+    def record_ddl(self, position: dict[str, Any], database: str | None, ddl: str,
+                   changes: list[dict[str, Any]]) -> None:
+        self._record(position, database, ddl, changes)
 
+    def signal_row(self, row: dict[str, Any], events: list[ChangeEvent], position: tuple[int, ...]) -> None:
+        self._signal_handler.on_row(row, events, position, str(self.signal_table))
 
-_DROP_TABLE = re.compile(r"\s*DROP\s+(?:TEMPORARY\s+)?TABLE\s+(IF\s+EXISTS\s+)?", re.IGNORECASE)
-_TRUNCATE = re.compile(r"\s*TRUNCATE\s+(?:TABLE\s+)?(?:`((?:[^`]|``)+)`|(\w+))(?:\s*\.\s*(?:`((?:[^`]|``)+)`|(\w+)))?\s*;?\s*$",
-                       re.IGNORECASE)
+    def observe(self, table: str, events: Sequence[ChangeEvent]) -> None:
+        window = self._incr.window
+        if window is not None and window.open and window.task.table == table:
+            for change in events:
+                self._incr.observe(change)
 
-
-def _truncated_table(ddl: str, default_db: str) -> tuple[str, str] | None:
-    """(database, table) of a ``TRUNCATE [TABLE] [db.]t`` statement, else None."""
-    match = _TRUNCATE.match(ddl)
-    if match is None:
-        return None
-    first = (match.group(1) or "").replace("``", "`") or match.group(2)
-    second = (match.group(3) or "").replace("``", "`") or match.group(4)
-    return (first, second) if second else (default_db, first)
+    def transaction_starts(self, position: tuple[int, str, int], events: list[ChangeEvent]) -> None:
+        if self._marks:
+            self._fire_marks(position, events)

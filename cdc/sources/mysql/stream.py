@@ -1,0 +1,394 @@
+"""Binlog events -> change events (no I/O here: the source reads, this decides).
+
+    GTID / BEGIN        a transaction starts at its first event's position
+    TABLE_MAP           the binlog's storage layout of a table, paired with our schema there
+    ROWS_QUERY          the statement (include.query)
+    WRITE/UPDATE/DELETE_ROWS -> c / u / d events (cdc.core.emitter); signal-table rows -> signals
+    XID / COMMIT        END of the transaction; the position moves past it
+    QUERY (DDL)         applied to the schema model, recorded in the history, schema change event
+                        (TRUNCATE: a 't' event)
+    ROTATE              the next binlog file
+
+:meth:`BinlogChanges.handle` returns what happened, so that the source hands batches over at the
+right places: after a commit or DDL, on a heartbeat, or when a batch is full.
+"""
+from __future__ import annotations
+
+import enum
+import re
+import struct
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol, Sequence
+
+from cdc.core.emitter import ChangeEmitter
+from cdc.core.envelope import now_ts
+from cdc.core.errors import SourceError
+from cdc.core.records import ChangeEvent
+from cdc.core.schema import parse_table_id
+from cdc.core.schema_change import SchemaChangeEvents
+from cdc.sources.mysql import binlog as bl
+from cdc.sources.mysql import rows
+from cdc.sources.mysql.ddl import MySqlSchema
+from cdc.sources.mysql.gtids import DeliveredGtids
+from cdc.sources.mysql.position import BinlogPosition, position_key
+from cdc.sources.mysql.snapshot import quote
+from cdc.sources.mysql.source_info import source_block
+from cdc.sources.mysql.tables import TableState
+from cdc.sources.mysql.types import is_unsigned
+
+_OPS = {bl.WriteRowsEvent: "c", bl.UpdateRowsEvent: "u", bl.DeleteRowsEvent: "d"}
+_DROP_TABLE = re.compile(r"\s*DROP\s+(?:TEMPORARY\s+)?TABLE\s+(IF\s+EXISTS\s+)?", re.IGNORECASE)
+_TRUNCATE = re.compile(r"\s*TRUNCATE\s+(?:TABLE\s+)?(?:`((?:[^`]|``)+)`|(\w+))(?:\s*\.\s*(?:`((?:[^`]|``)+)`|(\w+)))?\s*;?\s*$",
+                       re.IGNORECASE)
+
+
+class Step(enum.Enum):
+    """What one binlog event meant for the batch being built."""
+
+    NONE = "none"  # keep reading
+    ROWS = "rows"  # changes of a transaction (hand over when the batch is full)
+    COMMITTED = "committed"  # a transaction ended: the position moved
+    DDL = "ddl"  # a statement that changes the schema (or a TRUNCATE) ended its own group
+    HEARTBEAT = "heartbeat"  # the server has nothing more right now
+
+
+class StreamHooks(Protocol):
+    """What the stream asks the source (the schema history, signals, snapshot windows)."""
+
+    def table_state(self, database: str, table: str) -> TableState | None: ...
+
+    def schema_changed(self) -> None:
+        """Per-table states built before a DDL are stale."""
+
+    def record_ddl(self, position: dict[str, Any], database: str | None, ddl: str,
+                   changes: list[dict[str, Any]]) -> None:
+        """Store one schema history record (unless it was stored before a restart)."""
+
+    def signal_row(self, row: dict[str, Any], events: list[ChangeEvent], position: tuple[int, ...]) -> None: ...
+
+    def observe(self, table: str, events: Sequence[ChangeEvent]) -> None:
+        """Changes of ``table``: the open incremental-snapshot window may hold rows of it."""
+
+    def transaction_starts(self, position: tuple[int, str, int], events: list[ChangeEvent]) -> None:
+        """A transaction starts at ``position`` (read-only watermarks behind it fire)."""
+
+
+@dataclass
+class StreamSettings:
+    prefix: str
+    flavor: str  # mysql | mariadb
+    include_query: bool
+    include_schema_changes: bool
+    only_captured_tables_ddl: bool
+    only_captured_databases_ddl: bool
+    signal_table: str | None
+    captured: Callable[[str, str], bool]
+    captured_database: Callable[[str], bool]
+
+
+class Transaction:
+    """Where the transaction being read started, and how far into it delivery got."""
+
+    __slots__ = ("file", "pos", "gtid", "thread", "query", "row_events", "active")
+
+    def __init__(self) -> None:
+        self.file = ""
+        self.pos = 0
+        self.gtid: str | None = None
+        self.thread: int | None = None
+        self.query: str | None = None
+        self.row_events = 0
+        self.active = False
+
+    def start(self, file: str, pos: int, gtid: str | None, thread: int | None = None) -> None:
+        self.file, self.pos, self.gtid, self.thread = file, pos, gtid, thread
+        self.query = None
+        self.row_events = 0
+        self.active = True
+
+
+class BinlogChanges:
+    def __init__(self, *, start: BinlogPosition, schema: MySqlSchema, emitter: ChangeEmitter,
+                 schema_events: SchemaChangeEvents, gtids: DeliveredGtids, settings: StreamSettings,
+                 hooks: StreamHooks) -> None:
+        self.position = start  # after the last transaction handed over whole
+        self.file = start.file  # the binlog file being read
+        self.tx = Transaction()
+        self.schema = schema
+        self.emitter = emitter
+        self.schema_events = schema_events
+        self.gtids = gtids
+        self.settings = settings
+        self.hooks = hooks
+        self.history_max: tuple[int, str, int] | None = None  # the last position the history holds
+        self._skip_events = start.event  # rows events of the resumed transaction delivered before
+        self._skip_rows = start.row
+        self._layouts: dict[int, tuple[TableState, list[rows.Reader]]] = {}  # binlog table id -> readers
+
+    # ---- positions -----------------------------------------------------------------------------
+
+    def in_progress(self) -> BinlogPosition:
+        """The position after the rows handed out so far, inside the open transaction."""
+        tx = self.tx
+        return self.position.inside(tx.file, tx.pos, tx.row_events) if tx.active else self.position
+
+    def resume_point(self) -> tuple[str, int, int]:
+        """Where to reopen the binlog so that the next event is the first not yet read, and the rows
+        events of that transaction to skip."""
+        tx = self.tx
+        if tx.active:
+            return tx.file, tx.pos, tx.row_events
+        return self.position.file, self.position.pos, 0
+
+    def reopened(self, file: str, skip_events: int) -> None:
+        """The reader was reopened at ``resume_point()``."""
+        self.file = file
+        self._skip_events, self._skip_rows = skip_events, 0
+        self.tx.active = False
+
+    # ---- dispatch ------------------------------------------------------------------------------
+
+    def handle(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
+        handler = self._HANDLERS.get(type(event))
+        return handler(self, event, stream, events) if handler is not None else Step.NONE
+
+    def _on_heartbeat(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
+        if not self.tx.active:  # caught up: every watermark is behind us
+            self.hooks.transaction_starts(position_key(self.file, bl.event_end(event) or self.position.pos), events)
+        return Step.HEARTBEAT
+
+    def _on_rotate(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
+        self.file = event.next_binlog
+        return Step.NONE
+
+    def _on_gtid(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
+        # A MariaDB GTID flagged standalone precedes a DDL, which ends the group itself.
+        self.tx.start(self.file, bl.event_start(event, stream), event.gtid)
+        self.hooks.transaction_starts(position_key(self.file, self.tx.pos), events)
+        return Step.NONE
+
+    def _on_rows_query(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
+        self.tx.query = event.query
+        return Step.NONE
+
+    def _on_query(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
+        query = event.query
+        upper = query.lstrip()[:8].upper()
+        tx = self.tx
+        if upper.startswith("BEGIN"):
+            if not tx.active or tx.gtid is None or tx.row_events:
+                tx.start(self.file, bl.event_start(event, stream), tx.gtid if tx.active else None)
+                self.hooks.transaction_starts(position_key(self.file, tx.pos), events)
+            tx.thread = event.slave_proxy_id
+            return Step.NONE
+        if upper.startswith("COMMIT") or upper.startswith("ROLLBACK"):
+            self._commit(event, events)
+            return Step.COMMITTED
+        if not MySqlSchema._may_change_schema(query):
+            return Step.NONE  # SAVEPOINT and the like, inside a transaction
+        self._ddl(event, stream, events)
+        return Step.DDL
+
+    def _on_xid(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
+        self._commit(event, events)
+        return Step.COMMITTED
+
+    def _commit(self, event: Any, events: list[ChangeEvent]) -> None:
+        self.emitter.end(events, event.timestamp * 1000)
+        self._advance(event)
+
+    def _advance(self, event: Any, *, keep_gtid: bool = False) -> None:
+        tx = self.tx
+        if tx.gtid:
+            self.gtids.add(tx.gtid)
+        self.position = BinlogPosition(self.file, bl.event_end(event), gtids=self.gtids.text(),
+                                       server_id=event.packet.server_id, ts_sec=event.timestamp)
+        self._skip_events = self._skip_rows = 0
+        tx.active = False
+        tx.thread = None
+        if not keep_gtid:
+            tx.gtid = None
+
+    # ---- rows ----------------------------------------------------------------------------------
+
+    def _on_table_map(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
+        """A TABLE_MAP names a table id for the rows events after it: pair its storage layout with
+        our schema at this position, which names the columns and says what the binlog may not."""
+        database, table = event.schema, event.table
+        if not self.settings.captured(database, table) and f"{database}.{table}" != self.settings.signal_table:
+            return Step.NONE
+        state = self.hooks.table_state(database, table)
+        mapped = stream.table_map.get(event.table_id)
+        if state is None or mapped is None:
+            return Step.NONE
+        cached = self._layouts.get(event.table_id)
+        if cached is not None and cached[0] is state:
+            return Step.NONE
+        columns = state.table.columns
+        if len(mapped.columns) != len(columns):
+            raise SourceError(
+                f"the binlog has {len(mapped.columns)} columns for {state.qualified}, the schema history "
+                f"{len(columns)}: the history does not match the binlog at this position",
+                fix="the history was edited or lost a DDL; restore it, or start over with a new snapshot",
+            )
+        readers = [rows.reader(binlog_column.type, binlog_column, unsigned=is_unsigned(column))
+                   for binlog_column, column in zip(mapped.columns, columns, strict=True)]
+        self._layouts[event.table_id] = (state, readers)
+        return Step.NONE
+
+    def _images(self, event: Any, state: TableState, pos: int) -> list[list[Any]]:
+        """The row images of a rows event, decoded from our schema (never the library's ``rows``)."""
+        layout = self._layouts.get(event.table_id)
+        if layout is None or layout[0] is not state:
+            raise SourceError(f"rows of {state.qualified} at {self.file}:{pos} without their TABLE_MAP",
+                              fix="report this with the binlog file and position")
+        data = event.packet.read(event.event_size - event.packet.read_bytes)
+        after = getattr(event, "columns_present_bitmap2", None) if isinstance(event, bl.UpdateRowsEvent) else None
+        try:
+            images = rows.read_images(data, layout[1], event.columns_present_bitmap, after)
+        except (IndexError, ValueError, struct.error) as exc:
+            raise SourceError(f"cannot decode rows of {state.qualified} at {self.file}:{pos}: {exc}",
+                              fix="the schema history does not match the table at this binlog position; "
+                                  "restore it or take a new snapshot") from None
+        for image in images:
+            if rows.ABSENT in image:
+                raise SourceError(f"rows of {state.qualified} at {self.file}:{pos} leave columns out (a MINIMAL or "
+                                  "NOBLOB row image): their values cannot be known",
+                                  fix="SET GLOBAL binlog_row_image = 'FULL' (and in the server's config)")
+        return images
+
+    def _on_rows(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
+        tx = self.tx
+        if not tx.active:  # no BEGIN: a GTID group's rows after its DDL (CREATE ... SELECT), or no GTIDs
+            tx.start(self.file, bl.event_start(event, stream), tx.gtid)
+        tx.row_events += 1
+        if tx.row_events <= self._skip_events:
+            return Step.NONE  # delivered before the restart
+        database, table = event.schema, event.table
+        if f"{database}.{table}" == self.settings.signal_table:
+            if isinstance(event, bl.WriteRowsEvent):
+                self._signal_rows(event, events, (position_key(tx.file, 0)[0], tx.pos, tx.row_events))
+            return Step.NONE
+        if not self.settings.captured(database, table):
+            return Step.NONE
+        first_row = self._skip_rows if tx.row_events == self._skip_events + 1 else 0
+        first = len(events)
+        self._row_events(event, stream, events, first_row)
+        self.hooks.observe(f"{database}.{table}", events[first:])
+        return Step.ROWS
+
+    def _row_events(self, event: Any, stream: Any, events: list[ChangeEvent], first_row: int) -> None:
+        tx = self.tx
+        state = self.hooks.table_state(event.schema, event.table)
+        if state is None:
+            raise SourceError(
+                f"rows of {event.schema}.{event.table} at {self.file}:{bl.event_start(event, stream)}, but no schema "
+                "is known for that table there (its CREATE is older than the schema history)",
+                fix="take a new snapshot (delete the offsets, or snapshot.mode=when_needed), or use snapshot.mode="
+                    "recovery if the table has not changed since",
+            )
+        emit = self.emitter
+        kind = type(event)
+        if not emit.emits(_OPS[kind]):
+            return
+        ts_ms = event.timestamp * 1000
+        if emit.tracker is not None and not emit.in_transaction:
+            emit.begin(events, tx.gtid or f"{tx.file}:{tx.pos}", ts_ms)
+        envelope = state.envelope
+        ts = now_ts()
+        position_base = (position_key(tx.file, 0)[0], tx.pos, tx.row_events)
+        images = self._images(event, state, tx.pos)
+        row = state.row
+        # source.pos is the rows event's own position (the offset keeps the transaction's start)
+        base = source_block(self.settings.flavor, self.settings.prefix, state.database, state.name, ts_ms=ts_ms,
+                            server_id=event.packet.server_id, file=tx.file, pos=bl.event_start(event, stream),
+                            gtid=tx.gtid, thread=tx.thread, query=tx.query if self.settings.include_query else None)
+        pairs = kind is bl.UpdateRowsEvent
+        for index in range(first_row, len(images) // 2 if pairs else len(images)):
+            source = {**base, "row": index}
+            position = (*position_base, index)
+            if kind is bl.WriteRowsEvent:
+                emit.create(events, envelope, row(images[index]), source, position, ts)
+            elif kind is bl.DeleteRowsEvent:
+                emit.delete(events, envelope, row(images[index]), source, position, ts)
+            else:
+                emit.update(events, envelope, row(images[2 * index]), row(images[2 * index + 1]), source, position, ts)
+
+    def _signal_rows(self, event: Any, events: list[ChangeEvent], position: tuple[int, ...]) -> None:
+        state = self.hooks.table_state(event.schema, event.table)
+        if state is None:
+            return  # the signal table's definition is unknown here (created before the history)
+        names = [c.name for c in state.table.columns]
+        for index, image in enumerate(self._images(event, state, position[1])):
+            row = {name: value.decode("utf-8") if isinstance(value, bytes) else value
+                   for name, value in zip(names, image, strict=True)}
+            self.hooks.signal_row(row, events, (*position, index))
+
+    # ---- DDL -----------------------------------------------------------------------------------
+
+    def _ddl(self, event: Any, stream: Any, events: list[ChangeEvent]) -> None:
+        ddl = event.query
+        database = event.schema.decode() if isinstance(event.schema, bytes) else (event.schema or "")
+        file, end, start = self.file, bl.event_end(event), bl.event_start(event, stream)
+        settings = self.settings
+        # MariaDB's DDL carries a thread id that Debezium (3.5) does not show, as for its rows
+        thread = None if settings.flavor == "mariadb" else event.slave_proxy_id
+        gtid = self.tx.gtid
+
+        def source(table: str | None) -> dict[str, Any]:
+            return source_block(settings.flavor, settings.prefix, database, table, ts_ms=event.timestamp * 1000,
+                                server_id=event.packet.server_id, file=file, pos=start, gtid=gtid, thread=thread)
+
+        # The rows of a CREATE TABLE ... SELECT follow in the same GTID group: they keep its GTID.
+        self._advance(event, keep_gtid=True)
+        truncated = truncated_table(ddl, database)
+        if truncated is not None:  # a 't' event; no history record, no schema change event (as Debezium)
+            state = self.hooks.table_state(*truncated) if settings.captured(*truncated) else None
+            if state is not None and self.emitter.emits("t"):
+                self.emitter.truncate(events, state.envelope, source(truncated[1]),
+                                      (position_key(file, 0)[0], end, 0, 0))
+            return
+        changes = self.schema.apply(ddl, database or None)
+        self.hooks.schema_changed()
+        touched = [c for c in changes if self._change_captured(c)]
+        if self.history_max is None or position_key(file, end) > self.history_max:  # not recorded before a restart
+            wanted = (not settings.only_captured_tables_ddl or touched or not changes) and \
+                     (not settings.only_captured_databases_ddl or not database or settings.captured_database(database))
+            if wanted:
+                self.hooks.record_ddl(self.position.to_offset(), database or None, ddl, changes)
+        if not settings.include_schema_changes or (database and not settings.captured_database(database)
+                                                   and not touched):
+            return
+        if changes and not touched:
+            return
+        drop = _DROP_TABLE.match(ddl)
+        if drop is not None and touched and all(c["type"] == "DROP" for c in touched):
+            # Debezium writes one event per dropped table, its name qualified: DROP TABLE `db`.`t`
+            for change in touched:
+                db, table = parse_table_id(change["id"])
+                text = f"DROP TABLE {'IF EXISTS ' if drop.group(1) else ''}{quote(db)}.{quote(table)}"
+                events.append(self.schema_events.event(source(table), database, text, [change], ts_ms=now_ts()[0]))
+            return
+        tables = ",".join(sorted({parse_table_id(c["id"])[-1] for c in touched})) or None
+        events.append(self.schema_events.event(source(tables), database, ddl, touched, ts_ms=now_ts()[0]))
+
+    def _change_captured(self, change: dict[str, Any]) -> bool:
+        parts = parse_table_id(change["id"])
+        return len(parts) == 2 and self.settings.captured(parts[0], parts[1])
+
+    _HANDLERS: dict[type, Callable[[BinlogChanges, Any, Any, list[ChangeEvent]], Step]] = {
+        bl.HeartbeatLogEvent: _on_heartbeat, bl.RotateEvent: _on_rotate, bl.MariadbGtidEvent: _on_gtid,
+        bl.GtidEvent: _on_gtid, bl.TableMapEvent: _on_table_map, bl.RowsQueryLogEvent: _on_rows_query,
+        bl.QueryEvent: _on_query, bl.XidEvent: _on_xid, bl.WriteRowsEvent: _on_rows, bl.UpdateRowsEvent: _on_rows,
+        bl.DeleteRowsEvent: _on_rows,
+    }
+
+
+def truncated_table(ddl: str, default_db: str) -> tuple[str, str] | None:
+    """(database, table) of a ``TRUNCATE [TABLE] [db.]t`` statement, else None."""
+    match = _TRUNCATE.match(ddl)
+    if match is None:
+        return None
+    first = (match.group(1) or "").replace("``", "`") or match.group(2)
+    second = (match.group(3) or "").replace("``", "`") or match.group(4)
+    return (first, second) if second else (default_db, first)
