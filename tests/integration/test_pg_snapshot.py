@@ -105,3 +105,20 @@ def test_when_needed_resnapshots_after_the_slot_is_lost(pg_db: dict[str, str], t
         got = p.wait_count(2)
     assert sorted(r["value"]["payload"]["after"]["id"] for r in got) == [1, 2]
     assert {r["value"]["payload"]["op"] for r in got} == {"r"}
+
+
+def test_resumable_snapshot_marks_one_row_tables(pg_db: dict[str, str], tmp_path: Path) -> None:
+    """The marks of a resumable (chunked) snapshot follow the one rule (cdc.core.snapshot_marks): a
+    one-row table in the middle is its table's last, a one-row last table the snapshot's last."""
+    sql(pg_db, "CREATE TABLE a (id int PRIMARY KEY)", "INSERT INTO a VALUES (1), (2), (3)",
+        "CREATE TABLE b (id int PRIMARY KEY)", "INSERT INTO b VALUES (1)",
+        "CREATE TABLE c (x int)", "INSERT INTO c VALUES (1)",
+        "CREATE TABLE d (id int PRIMARY KEY)", "INSERT INTO d VALUES (1)")
+    props = {**pg_db, "snapshot.mode": "initial", "snapshot.resumable": "true", "snapshot.fetch.size": "2"}
+    with Pipeline(props, tmp_path / "o.json") as p:
+        p.wait_ready()
+        got = p.wait_count(6)
+    marks = [(r["topic"].split(".")[-1], r["value"]["payload"]["source"]["snapshot"]) for r in got
+             if r["value"] is not None and r["value"]["payload"]["op"] == "r"]
+    assert marks == [("a", "first"), ("a", "true"), ("a", "last_in_data_collection"),
+                     ("b", "last_in_data_collection"), ("c", "last_in_data_collection"), ("d", "last")]

@@ -41,7 +41,7 @@ from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.signal_handler import SignalHandler
 from cdc.core.progress import TableProgress
 from cdc.core.records import Batch, ChangeEvent
-from cdc.core.snapshot_marks import SnapshotMarks
+from cdc.core.snapshot_marks import SnapshotMarks, snapshot_flag
 from cdc.core.snapshot_mode import Plan, decide
 from cdc.core.source import SourceSettings
 from cdc.sources.postgres import catalog as cat
@@ -657,22 +657,22 @@ class PostgresSource:
                 if not table.primary_key:
                     log.warning("table %s has no primary key: its snapshot is not chunked (read whole, and read "
                                 "again whole if the process stops before it ends)", table.qualified)
-                    pending: ChangeEvent | None = None
+                    pending: Sequence[Any] | None = None  # one row held back: the table's last is marked
                     for rows in copy_rows(conn, table.schema, table.name, names, batch_rows=chunk):
                         events = []
                         for values in rows:
                             if pending is not None:
-                                events.append(pending)
-                            pending = self._chunk_event(state, table, values, lsn,
-                                                        "first" if first_overall else
-                                                        "first_in_data_collection" if first_in_table else "true")
-                            first_overall = first_in_table = False
+                                events.append(self._chunk_event(state, table, pending, lsn, snapshot_flag(
+                                    first=first_overall, first_in_table=first_in_table, last_in_table=False,
+                                    last=False)))
+                                first_overall = first_in_table = False
+                            pending = values
                         yield Batch(events)
                     if pending is not None:
-                        flag = "last" if is_last_table else "last_in_data_collection"
-                        if pending.value["source"]["snapshot"] == "true":
-                            pending.value["source"] = {**pending.value["source"], "snapshot": flag}
-                        yield Batch([pending])
+                        yield Batch([self._chunk_event(state, table, pending, lsn, snapshot_flag(
+                            first=first_overall, first_in_table=first_in_table, last_in_table=True,
+                            last=is_last_table))])
+                        first_overall = False
                     yield Batch([], offset(rest[1:], None))
                     last_key = None
                     continue
@@ -685,13 +685,9 @@ class PostgresSource:
                     rows = rows[:chunk]
                     events = []
                     for n, values in enumerate(rows):
-                        flag = "true"
-                        if first_overall:
-                            flag = "first"
-                        elif first_in_table:
-                            flag = "first_in_data_collection"
-                        elif n == len(rows) - 1 and not more:
-                            flag = "last" if is_last_table else "last_in_data_collection"
+                        last_in_table = n == len(rows) - 1 and not more
+                        flag = snapshot_flag(first=first_overall, first_in_table=first_in_table,
+                                             last_in_table=last_in_table, last=last_in_table and is_last_table)
                         first_overall = first_in_table = False
                         events.append(self._chunk_event(state, table, values, lsn, flag))
                     if rows:

@@ -22,6 +22,7 @@ from typing import Callable, Iterator
 from cdc.core.envelope import OP_READ
 from cdc.core.errors import SourceError
 from cdc.core.records import ChangeEvent
+from cdc.core.snapshot_marks import SnapshotMarks
 from cdc.sources.sqlserver import catalog
 from cdc.sources.sqlserver import queries as q
 from cdc.sources.sqlserver.connection import QueryLayer
@@ -89,15 +90,13 @@ class Snapshot:
 
     def _rows(self) -> Iterator[list[ChangeEvent]]:
         builder = self.builder
-        names = sorted(self.plans)
-        pending: ChangeEvent | None = None  # held back one event to mark the last
-        first_overall = True
-        for index, name in enumerate(names):
+        marks = SnapshotMarks()
+        for name in sorted(self.plans):
             state = builder.states[self.plans[name].current.name]
             instance = state.instance
             columns = [c.name for c in instance.columns]
             envelope = state.envelope
-            first_in_table = True
+            marks.start_table()
             seq = 0
             for rows in self.conn.batches(q.select_rows(instance.schema, instance.table, columns), (),
                                           self.fetch_size):
@@ -108,23 +107,13 @@ class Snapshot:
                 events: list[ChangeEvent] = []
                 for values in rows:
                     seq += 1
-                    source = shared
-                    if first_overall:
-                        source, first_overall = {**shared, "snapshot": "first"}, False
-                    elif first_in_table:
-                        source = {**shared, "snapshot": "first_in_data_collection"}
-                    first_in_table = False
-                    if pending is not None:
-                        events.append(pending)
-                    pending = envelope.event(OP_READ, None, state.row(values), source,
-                                             position=(self.lsn.as_int(), 0, seq), ts=ts)
+                    marks.hold(envelope.event(OP_READ, None, state.row(values), marks.source(shared),
+                                              position=(self.lsn.as_int(), 0, seq), ts=ts), events)
                 if events:
                     yield events
                 if self.stopping():
                     raise SourceError("stopped during the snapshot; it starts again on the next run")
-            if pending is not None and pending.table_id == state.data_collection and index < len(names) - 1 \
-                    and pending.value["source"]["snapshot"] == "true":
-                pending.value["source"] = {**pending.value["source"], "snapshot": "last_in_data_collection"}
-        if pending is not None:
-            pending.value["source"] = {**pending.value["source"], "snapshot": "last"}
-            yield [pending]
+            marks.end_table(state.data_collection)
+        last = marks.finish()
+        if last is not None:
+            yield [last]
