@@ -171,6 +171,10 @@ def _send_signal(args: argparse.Namespace, props: dict[str, Any]) -> int:
             data["additional-conditions"] = [{"data-collection": t, "filter": args.condition} for t in args.table]
     elif args.signal == "log":
         data = {"message": args.message or ""}
+    if not any(props.get(k) for k in ("signal.data.collection", "signal.file", "signal.kafka.topic")):
+        raise ConfigError(f"{args.config} configures no signal channel, so the signal would have nowhere to go",
+                          fix="give it the running pipeline's signal.data.collection (a signal table), signal.file "
+                              "or signal.kafka.topic")
     config = Config(dict(props)).declare(CORE_OPTIONS)
     source_cls = registry.load(registry.SOURCES, source)
     config.declare(getattr(source_cls, "options", ()))

@@ -88,15 +88,13 @@ class FileSchemaHistory:
                         # A torn last line from a crash mid-write: the DDL it described was not
                         # acknowledged, so it will be read again from the log.
                         return
-                    raise SchemaHistoryError(
-                        f"schema history {self.path} line {number} is corrupt: {exc}",
-                        fix="restore the file from a backup; a source cannot decode rows without it",
-                    ) from None
+                    raise SchemaHistoryError(f"schema history {self.path} line {number} is corrupt: {exc}",
+                                             fix=_CORRUPT_FIX) from None
                 if not isinstance(entry, dict) or not isinstance(entry.get("position"), dict):
                     raise SchemaHistoryError(
                         f"schema history {self.path} line {number} is no schema history record (a JSON object "
                         f"with source, position, ddl and tableChanges): {line[:80].decode(errors='replace').rstrip()!r}",
-                        fix="restore the file from a backup; a source cannot decode rows without it",
+                        fix=_CORRUPT_FIX,
                     )
                 yield entry
 
@@ -114,6 +112,9 @@ class FileSchemaHistory:
 
 
 _READ_FIX = "make the file and its folder readable by the user running cdc"
+_CORRUPT_FIX = ("restore the file from a backup (rows cannot be decoded without it); or move it away and set "
+                "snapshot.mode=recovery to rebuild it from the tables as they are now (right only if no DDL ran "
+                "since the stored offset); or move the offsets away too, to start over with a new snapshot")
 
 
 def _drop_torn_tail(path: Path) -> None:

@@ -22,7 +22,7 @@ def topic_name_problem(name: str, what: str = "a Kafka topic name") -> str | Non
     if name == "":
         return f"is empty; {what} needs at least one character"
     if name in (".", ".."):
-        return f"{name!r} is not allowed as {what} (Kafka refuses '.' and '..')"
+        return f"Kafka refuses {name!r} as {what}"
     if len(name) > TOPIC_MAX_LENGTH:
         return f"is {len(name)} characters long; {what} may have at most {TOPIC_MAX_LENGTH}"
     invalid = sorted(set(_TOPIC_INVALID.findall(name)))
