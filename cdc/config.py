@@ -51,7 +51,7 @@ class Option:
                 return False
             raise ValueError(f"expected true or false, got {raw!r}")
         if self.type is int:
-            if isinstance(raw, bool) or isinstance(raw, float):
+            if isinstance(raw, (bool, float)):
                 raise ValueError(f"expected a whole number, got {raw!r}")
             try:
                 return int(str(raw).strip())
@@ -262,7 +262,7 @@ def non_negative(value: int) -> str | None:
     return None if value >= 0 else "must be 0 or more"
 
 
-def tcp_port(value: int) -> str | None:
+def tcp_port(value: int) -> str | None:  # for the sources' database.port
     return None if 0 < value < 65536 else "must be a TCP port (1-65535)"
 
 
@@ -296,7 +296,6 @@ _OPERATIONS = ("c", "u", "d", "t", "none")
 def _operations(value: list[str]) -> str | None:
     unknown = [op for op in value if op.lower() not in _OPERATIONS]
     return f"unknown operation(s) {', '.join(map(repr, unknown))}; use c, u, d, t or none" if unknown else None
-
 
 
 CORE_OPTIONS: tuple[Option, ...] = (
