@@ -7,13 +7,13 @@ pins ``time_zone='+00:00'`` so TIMESTAMP values read in a snapshot are UTC, as i
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 import pymysql
 
 from cdc.config import Config
+from cdc.core.retry import RetryPolicy
 from cdc.core.errors import CdcError, RetriableSourceError, SourceError
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,10 @@ class ConnectionSettings:
     def where(self) -> str:
         return f"{self.user}@{self.host}:{self.port}"
 
+    @property
+    def retry(self) -> RetryPolicy:
+        return RetryPolicy(self.max_retries, self.retry_wait_s)
+
     def replication_settings(self) -> dict[str, Any]:
         """What BinLogStreamReader passes to pymysql."""
         settings: dict[str, Any] = {"host": self.host, "port": self.port, "user": self.user, "password": self.password,
@@ -87,7 +91,7 @@ def translate(exc: BaseException, settings: ConnectionSettings, doing: str = "co
         return SourceError(f"{doing}: user {settings.user!r} lacks a privilege: {message}",
                            fix=f"GRANT SELECT, RELOAD, SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, "
                                f"REPLICATION CLIENT ON *.* TO '{settings.user}'@'%'")
-    if code in CR_CONNECTION_ERRORS or isinstance(exc, (OSError, pymysql.err.OperationalError)) and code is None:
+    if is_connection_lost(exc) or isinstance(exc, pymysql.err.OperationalError) and code is None:
         return RetriableSourceError(f"cannot reach the server at {settings.host}:{settings.port} ({doing}): {message}",
                                     fix="check that it runs and that database.hostname / database.port are right")
     return SourceError(f"{doing} on {settings.where}: {message}")
@@ -99,24 +103,13 @@ def is_connection_lost(exc: BaseException) -> bool:
 
 
 def with_retries(settings: ConnectionSettings, doing: str, action: Callable[[], T], stopping: Callable[[], bool]) -> T:
-    """Run ``action``; on a lost or refused connection retry with doubling pauses, then give up."""
-    delay = settings.retry_wait_s
-    attempt = 0
-    while True:
+    """Run ``action`` under the retry policy (cdc.core.retry), pymysql's errors translated first."""
+    def attempt() -> T:
         try:
             return action()
-        except CdcError as exc:
-            if not exc.retriable or attempt >= settings.max_retries or stopping():
-                raise
-            error: BaseException = exc
         except pymysql.MySQLError as exc:
-            if not is_connection_lost(exc) or attempt >= settings.max_retries or stopping():
-                raise translate(exc, settings, doing) from None
-            error = exc
-        attempt += 1
-        log.warning("%s failed (%s); retry %d of %d in %.1f s", doing, error, attempt, settings.max_retries, delay)
-        time.sleep(delay)
-        delay = min(delay * 2, 30)
+            raise translate(exc, settings, doing) from None
+    return settings.retry.call(doing, attempt, stopping)
 
 
 # ---- server facts ----------------------------------------------------------------------------

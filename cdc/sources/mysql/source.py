@@ -53,7 +53,6 @@ from cdc.sources.mysql.connection import (
     ServerInfo,
     binlog_files,
     binlog_position,
-    is_connection_lost,
     server_checks,
     translate,
     with_retries,
@@ -608,6 +607,7 @@ class MySqlSource:
         """The binlog's events, reconnecting where the reader broke off (the retry policy of the
         connection settings); a purged binlog or any other refusal is an error with its fix."""
         attempts = 0
+        policy = self.settings.retry
         while True:
             try:
                 event = self._stream.fetchone()
@@ -620,19 +620,15 @@ class MySqlSource:
                         f"the server cannot send the binlog from {file}:{pos}: {exc.args[-1]}",
                         fix="if the binlog was purged, set snapshot.mode=when_needed to take a new snapshot",
                     ) from None
-                if not is_connection_lost(exc) and not isinstance(exc, pymysql.err.OperationalError):
-                    raise translate(exc, self.settings, "reading the binlog") from None
+                error = translate(exc, self.settings, "reading the binlog")
                 attempts += 1
-                if attempts > self.settings.max_retries or self._stopping:
-                    raise translate(exc, self.settings, "reading the binlog") from None
-                delay = min(self.settings.retry_wait_s * 2 ** (attempts - 1), 30)
-                log.warning("the binlog connection broke (%s); reconnecting in %.1f s (attempt %d of %d)",
-                            exc, delay, attempts, self.settings.max_retries)
+                if not policy.should_retry(error, attempts, self._stopping):
+                    raise error from None
                 try:
                     self._stream.close()
                 except Exception:  # noqa: BLE001 - the connection is broken anyway
                     pass
-                time.sleep(delay)
+                policy.pause("reading the binlog", error, attempts)
                 changes.reopened(file, skip)
                 self._open(file, pos)
                 continue

@@ -7,7 +7,6 @@ exponential backoff by :func:`with_retries`.
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from typing import Callable, TypeVar
 
@@ -15,6 +14,7 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 
 from cdc.config import Config
+from cdc.core.retry import RetryPolicy
 from cdc.core.errors import CdcError, RetriableSourceError, SourceError
 
 log = logging.getLogger(__name__)
@@ -49,6 +49,10 @@ class ConnectionSettings:
     @property
     def where(self) -> str:
         return f"{self.user}@{self.host}:{self.port}/{self.dbname}"
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return RetryPolicy(self.max_retries, self.retry_wait_s)
 
     def conninfo(self, **extra: str) -> str:
         params = dict(
@@ -106,22 +110,5 @@ def translate(exc: BaseException, settings: ConnectionSettings | None = None) ->
 
 
 def with_retries(settings: ConnectionSettings, what: str, action: Callable[[], T], stopping: Callable[[], bool] = lambda: False) -> T:
-    """Run ``action``; on a retriable error wait and try again, doubling the wait each time."""
-    wait = settings.retry_wait_s
-    attempt = 0
-    while True:
-        try:
-            return action()
-        except CdcError as exc:
-            attempt += 1
-            if not exc.retriable or attempt > settings.max_retries or stopping():
-                if exc.retriable:
-                    raise SourceError(
-                        f"gave up {what} after {attempt} attempts: {exc.message}",
-                        fix=exc.fix or "check that PostgreSQL is up and reachable",
-                    ) from exc
-                raise
-            log.warning("%s failed (%s); retrying in %.1f s (attempt %d of %d)",
-                        what, exc.message.splitlines()[0], wait, attempt, settings.max_retries)
-            time.sleep(wait)
-            wait = min(wait * 2, 30.0)
+    """Run ``action`` under the retry policy (cdc.core.retry)."""
+    return settings.retry.call(what, action, stopping)

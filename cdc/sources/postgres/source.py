@@ -406,19 +406,8 @@ class PostgresSource:
     def _stream_changes(self, offset: dict[str, Any]) -> Iterator[Batch]:
         """Stream from ``offset``; reconnect on transient errors without repeating delivered events."""
         self._position = dict(offset)
-        attempts = 0
-        while True:
-            try:
-                yield from self._stream_once()
-                return
-            except CdcError as exc:
-                if not exc.retriable or self._stopping or attempts >= self.settings.max_retries:
-                    raise
-                attempts += 1
-                wait = min(self.settings.retry_wait_s * 2 ** attempts, 30)
-                log.warning("%s; reconnecting in %.1f s", exc.message, wait)
-                self._drop_connections()
-                time.sleep(wait)
+        yield from self.settings.retry.resumed("streaming from the replication slot", self._stream_once,
+                                               self._drop_connections, lambda: self._stopping)
 
     def _drop_connections(self) -> None:
         for conn in (self._repl_conn, self._conn):

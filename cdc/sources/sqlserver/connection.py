@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Protocol, Sequence
 
 from cdc.config import Config
+from cdc.core.retry import RetryPolicy
 from cdc.core.errors import RetriableSourceError, SourceError
 
 log = logging.getLogger(__name__)
@@ -73,6 +74,10 @@ class ConnectionSettings:
             max_retries=config.get("errors.max.retries"),
             retry_wait_s=config.get("retriable.restart.connector.wait.ms") / 1000,
         )
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return RetryPolicy(self.max_retries, self.retry_wait_s)
 
     def connection_string(self, database: str, driver: str) -> str:
         server = f"{self.hostname}\\{self.instance}" if self.instance else f"{self.hostname},{self.port}"

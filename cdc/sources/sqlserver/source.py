@@ -29,12 +29,13 @@ from typing import Any, Callable, ClassVar, Iterator
 from cdc.config import CORE_OPTIONS, Config, Option
 from cdc.core import signals as sig
 from cdc.core.envelope import OP_READ
-from cdc.core.errors import CdcError, ConfigError, SourceError
+from cdc.core.errors import ConfigError, SourceError
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.schema_change import SchemaChangeEvents
 from cdc.core.emitter import ChangeEmitter
+from cdc.core.retry import RetryPolicy
 from cdc.core.source import SourceSettings
 from cdc.core.signal_handler import SignalHandler
 from cdc.core.topics import sanitize_topic
@@ -382,27 +383,23 @@ class SqlServerSource:
                 self._pause()
 
     def _poll_with_retries(self, stream: DatabaseStream) -> Iterator[tuple[list[ChangeEvent], Position]]:
-        attempts = 0
-        while True:
-            try:
-                yield from stream.poll()
-                return
-            except CdcError as exc:
-                if not exc.retriable or self._stopping or attempts >= self.settings.max_retries:
-                    raise
-                attempts += 1
-                wait = min(self.settings.retry_wait_s * 2 ** attempts, 30)
-                log.warning("%s; reconnecting in %.1f s", exc.message, wait)
-                self._sleep(wait)
-                stream.conn.close()
-                # Start again after the last batch handed out: events built after it (and the
-                # transaction numbering they advanced) are rebuilt, not lost or counted twice.
-                replacement = self._resume(self._open(stream.database), stream.delivered)
-                if replacement.signals is not None:
-                    # signals acted on after that batch are read again: their effects start over too
-                    self._signal_handler.restore(self._last_offset)
-                self._streams[stream.database] = replacement
-                stream = replacement
+        current = stream
+
+        def reconnect() -> None:
+            nonlocal current
+            current.conn.close()
+            # Start again after the last batch handed out: events built after it (and the
+            # transaction numbering they advanced) are rebuilt, not lost or counted twice.
+            replacement = self._resume(self._open(current.database), current.delivered)
+            if replacement.signals is not None:
+                # signals acted on after that batch are read again: their effects start over too
+                self._signal_handler.restore(self._last_offset)
+            self._streams[current.database] = replacement
+            current = replacement
+
+        policy = RetryPolicy(self.settings.max_retries, self.settings.retry_wait_s, sleep=self._sleep)
+        yield from policy.resumed(f"polling the change tables of {stream.database}", lambda: current.poll(),
+                                  reconnect, lambda: self._stopping)
 
     def _pause(self) -> None:
         waited = 0.0
