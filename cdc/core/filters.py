@@ -6,13 +6,16 @@ as Debezium does for identifiers. An include list, when set, wins over an exclud
 """
 from __future__ import annotations
 
+import logging
 import re
-from typing import Iterable
+from typing import Container, Iterable, Sequence
 
 from cdc.core.errors import ConfigError
 
 REGEX_FIX = ("entries are regular expressions matched against the whole name: escape a character meant "
              "literally with a backslash (shop\\.orders, price\\(eur\\)), and close every ( and [")
+
+log = logging.getLogger(__name__)
 
 
 def compile_pattern(pattern: str) -> re.Pattern[str]:
@@ -92,3 +95,24 @@ def key_columns_for(spec: dict[str, list[str]], table_name: str) -> list[str] | 
         if re.fullmatch(pattern, table_name, re.IGNORECASE):
             return columns
     return None
+
+
+def resolve_key_columns(spec: dict[str, list[str]], names: Sequence[str], default_key: Sequence[str],
+                        all_columns: Sequence[str], captured: Container[str]) -> list[str]:
+    """A table's key: ``message.key.columns``' entry for one of its ``names``, else ``default_key``
+    (its primary key). A configured column the table does not have is a configuration error; a
+    key column that ``column.exclude.list`` leaves out gives the events no key (with a warning)."""
+    configured = next((c for c in (key_columns_for(spec, n) for n in names) if c), None)
+    table = names[0]
+    if configured:
+        unknown = [c for c in configured if c not in all_columns]
+        if unknown:
+            raise ConfigError(f"message.key.columns names {', '.join(unknown)} as key of {table}, which has no "
+                              f"such column", fix=f"the columns of {table} are {', '.join(all_columns)}")
+    key = list(configured or default_key)
+    missing = [k for k in key if k not in captured]
+    if missing:
+        log.warning("key columns %s of %s are not captured (column.exclude.list); its events get no key",
+                    missing, table)
+        return []
+    return key

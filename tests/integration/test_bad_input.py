@@ -495,8 +495,6 @@ def test_postgres_missing_signal_table(cdc: Callable[..., Result], pg_db: dict[s
 
 
 @pytest.mark.postgres
-@pytest.mark.xfail(strict=True, reason="a key column that the table lacks is a warning and null keys in "
-                   "cdc/sources/postgres/tables.py (TableState), which this change may not edit; see the report")
 def test_postgres_message_key_columns_naming_a_missing_column(cdc: Callable[..., Result], pg_db: dict[str, str],
                                                               tmp_path: Path) -> None:
     _pg_sql(pg_db, "CREATE TABLE orders (id int PRIMARY KEY, sku text)", "INSERT INTO orders VALUES (1, 'a')")
@@ -509,24 +507,17 @@ SOURCES_FIX = "needs a fix in cdc/sources/postgres (not editable in this change)
 
 
 @pytest.mark.postgres
-@pytest.mark.xfail(strict=True, reason="database.port has no validator (cdc/sources/postgres/config.py); libpq's "
-                   "'invalid port number' comes back as 'PostgreSQL error at ...' without a fix; " + SOURCES_FIX)
 def test_postgres_port_out_of_range(cdc: Callable[..., Result], pg_db: dict[str, str], tmp_path: Path) -> None:
     refused(cdc(*_pg(pg_db, tmp_path, **{"database.port": "70000"})), "database.port='70000'", "1-65535")
 
 
 @pytest.mark.postgres
-@pytest.mark.xfail(strict=True, reason="a host name that does not resolve is 'PostgreSQL error at ...' without a "
-                   "fix (translate() in cdc/sources/postgres/connection.py); " + SOURCES_FIX)
 def test_postgres_host_that_does_not_resolve(cdc: Callable[..., Result], pg_db: dict[str, str], tmp_path: Path) -> None:
     refused(cdc(*_pg(pg_db, tmp_path, **{"database.hostname": "host.invalid"})), "host.invalid",
             "database.hostname")
 
 
 @pytest.mark.postgres
-@pytest.mark.xfail(strict=True, reason="database.sslmode=require against a server without SSL is classed as "
-                   "'cannot reach PostgreSQL' (retried; fix: start the server) in cdc/sources/postgres/connection.py; "
-                   + SOURCES_FIX)
 def test_postgres_ssl_required_by_a_server_without_ssl(cdc: Callable[..., Result], pg_db: dict[str, str],
                                                        tmp_path: Path) -> None:
     err = refused(cdc(*_pg(pg_db, tmp_path, **{"database.sslmode": "require"})), "SSL", "database.sslmode")
@@ -534,16 +525,11 @@ def test_postgres_ssl_required_by_a_server_without_ssl(cdc: Callable[..., Result
 
 
 @pytest.mark.postgres
-@pytest.mark.xfail(strict=True, reason="slot.name has no validator (cdc/sources/postgres/config.py); the server's "
-                   "refusal arrives as 'replication stream broke' with the fix 'the source reconnects'; " + SOURCES_FIX)
 def test_postgres_invalid_slot_name(cdc: Callable[..., Result], pg_db: dict[str, str], tmp_path: Path) -> None:
     refused(cdc(*_pg(pg_db, tmp_path, **{"slot.name": "Orders-Slot"})), "slot.name='Orders-Slot'", "lower case")
 
 
 @pytest.mark.postgres
-@pytest.mark.xfail(strict=True, reason="an existing filtered publication and a table.include.list that matches "
-                   "nothing: ensure_publication (cdc/sources/postgres/catalog.py) runs 'ALTER PUBLICATION ... SET "
-                   "TABLE' with no table and psycopg's SyntaxError escapes with a traceback; " + SOURCES_FIX)
 def test_postgres_include_list_matching_no_table_with_a_filtered_publication(
         cdc: Callable[..., Result], pg_db: dict[str, str], tmp_path: Path) -> None:
     _pg_sql(pg_db, "CREATE TABLE orders (id int PRIMARY KEY)", "CREATE PUBLICATION bi_pub FOR TABLE orders")
@@ -613,16 +599,11 @@ def test_mariadb_missing_signal_table(cdc: Callable[..., Result], mysql_db: dict
 
 
 @pytest.mark.mysql
-@pytest.mark.xfail(strict=True, reason="connect.timeout.ms has no validator (cdc/sources/mysql/config.py): -1 "
-                   "reaches pymysql, whose ValueError escapes with a traceback; needs a fix in cdc/sources/mysql")
 def test_mariadb_negative_connect_timeout(cdc: Callable[..., Result], mysql_db: dict[str, str], tmp_path: Path) -> None:
     refused(cdc(*_my(mysql_db, tmp_path, **{"connect.timeout.ms": "-1"})), "connect.timeout.ms='-1'")
 
 
 @pytest.mark.mysql
-@pytest.mark.xfail(strict=True, reason="database.ssl.mode=required is not enforced: cdc/sources/mysql/connection.py "
-                   "passes ssl={} to pymysql, which treats an empty dict as no TLS, so the pipeline runs in clear text; "
-                   "needs a fix in cdc/sources/mysql")
 def test_mariadb_ssl_required_by_a_server_without_ssl(cdc: Callable[..., Result], mysql_server: dict[str, Any],
                                                       mysql_db: dict[str, str], tmp_path: Path) -> None:
     if _my_sql(mysql_server, "SELECT @@have_ssl")[0][0] == "YES":
@@ -712,9 +693,6 @@ def test_schema_history_of_another_database(mysql_server: dict[str, Any], mysql_
 
 
 @pytest.mark.mysql
-@pytest.mark.xfail(strict=True, reason="the MySQL source replays a history written for another server (another "
-                   "server_id and topic.prefix) without a word; the check belongs in cdc/sources/mysql/source.py "
-                   "(_schema_from_history), which this change may not edit; see the report")
 def test_schema_history_of_another_server(mysql_server: dict[str, Any], mysql_db: dict[str, str],
                                           tmp_path: Path) -> None:
     db = mysql_db["db"]

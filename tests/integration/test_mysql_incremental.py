@@ -205,22 +205,32 @@ def test_kill_9_during_a_resumable_initial_snapshot(mysql_server: dict[str, Any]
     db = mysql_db["db"]
     topic_file = tmp_path / "out" / f"dbz.{db}.t.jsonl"
     sql(mysql_server, db, SIGNALS, "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)",
-        "INSERT INTO t SELECT seq, 0 FROM seq_1_to_30000", "CREATE TABLE nokey (v int)", "INSERT INTO nokey VALUES (1)")
+        "INSERT INTO t SELECT seq, 0 FROM seq_1_to_60000", "CREATE TABLE nokey (v int)", "INSERT INTO nokey VALUES (1)")
     process = _cdc(mysql_db, tmp_path / "out", 500)
     try:
+        # killed once the stored offset says the chunks are a good way in (the offset file is small: polling
+        # it reacts faster than counting the rows written, which a fast reader may finish first)
+        offsets_file = tmp_path / "out" / "offsets.json"
         deadline = time.monotonic() + 60
-        while len(_reads(topic_file)) < 8000 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        while time.monotonic() < deadline:
+            try:
+                progress = json.loads(offsets_file.read_text())["offsets"]["cdc"]["incremental"]["tables"][0]
+            except (OSError, ValueError, KeyError, IndexError, TypeError):
+                progress = None
+            if progress is not None and progress["table"] == f"{db}.t" and (progress["last_key"] or [0])[0] >= 8000:
+                break
+            time.sleep(0.01)
         process.send_signal(signal.SIGKILL)
         process.wait(10)
-        offsets = json.loads((tmp_path / "out" / "offsets.json").read_text())["offsets"]["cdc"]
+        offsets = json.loads(offsets_file.read_text())["offsets"]["cdc"]
+        assert "incremental" in offsets, f"the snapshot ended before the kill: {offsets}"
         stored = offsets["incremental"]["tables"][0]
         assert stored["table"] == f"{db}.t" and stored["last_key"] is not None
         before = len(_reads(topic_file))
-        sql(mysql_server, db, "UPDATE t SET v = 7 WHERE id = 30000")
+        sql(mysql_server, db, "UPDATE t SET v = 7 WHERE id = 60000")
         process = _cdc(mysql_db, tmp_path / "out", 500)
         deadline = time.monotonic() + 90
-        while len(set(_reads(topic_file))) < 30000 and time.monotonic() < deadline:
+        while len(set(_reads(topic_file))) < 60000 and time.monotonic() < deadline:
             time.sleep(0.2)
     finally:
         process.send_signal(signal.SIGINT)
@@ -229,7 +239,7 @@ def test_kill_9_during_a_resumable_initial_snapshot(mysql_server: dict[str, Any]
         except subprocess.TimeoutExpired:
             process.kill()
     ids = _reads(topic_file)
-    assert set(ids) == set(range(1, 30001))
+    assert set(ids) == set(range(1, 60001))
     second_run = ids[before:]
     assert min(second_run) > stored["last_key"][0] - 500  # at most the unfinished chunk again
     assert all(i > stored["last_key"][0] for i in second_run)

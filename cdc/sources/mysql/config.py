@@ -1,20 +1,22 @@
 """Options of the MySQL / MariaDB source, with Debezium's property names."""
 from __future__ import annotations
 
-from cdc.config import Option
+from cdc.config import Option, positive, regular_expressions, tcp_port
 from cdc.core.signals import SIGNAL_OPTIONS
 
 MYSQL_OPTIONS: tuple[Option, ...] = (
     Option("database.hostname", str, "127.0.0.1", "Host of the MySQL / MariaDB server."),
-    Option("database.port", int, 3306, "Port of the server."),
+    Option("database.port", int, 3306, "Port of the server.", validator=tcp_port),
     Option("database.user", str, "root", "User with SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE and REPLICATION CLIENT."),
     Option("database.password", str, None, "Password of database.user.", secret=True),
     Option("database.server.id", int, 5400, "Server id this client registers with when it reads the binlog; "
            "unique among the server's replicas."),
-    Option("database.include.list", list, None, "Regular expressions of database names to capture."),
-    Option("database.exclude.list", list, None, "Regular expressions of database names not to capture."),
+    Option("database.include.list", list, None, "Regular expressions of database names to capture.",
+           validator=regular_expressions),
+    Option("database.exclude.list", list, None, "Regular expressions of database names not to capture.",
+           validator=regular_expressions),
     Option("database.ssl.mode", str, "disabled", "TLS to the server.", choices=("disabled", "preferred", "required")),
-    Option("connect.timeout.ms", int, 30000, "Timeout of a connection attempt."),
+    Option("connect.timeout.ms", int, 30000, "Timeout of a connection attempt.", validator=positive),
     Option("snapshot.mode", str, "initial", "When to snapshot: initial (then stream), initial_only, no_data "
            "(schema only, then stream), never (stream from the oldest binlog), when_needed (also when the "
            "stored position was purged), recovery (rebuild a lost schema history from the current schema).",

@@ -34,7 +34,7 @@ class ConnectionSettings:
     user: str
     password: str
     connect_timeout_s: float
-    ssl: bool
+    ssl_mode: str  # disabled | preferred | required
     max_retries: int
     retry_wait_s: float
 
@@ -46,7 +46,7 @@ class ConnectionSettings:
             user=config.get("database.user"),
             password=config.get("database.password") or "",
             connect_timeout_s=config.get("connect.timeout.ms") / 1000,
-            ssl=config.get("database.ssl.mode") != "disabled",
+            ssl_mode=config.get("database.ssl.mode"),
             max_retries=config.get("errors.max.retries"),
             retry_wait_s=config.get("retriable.restart.connector.wait.ms") / 1000,
         )
@@ -59,19 +59,31 @@ class ConnectionSettings:
     def retry(self) -> RetryPolicy:
         return RetryPolicy(self.max_retries, self.retry_wait_s)
 
+    @property
+    def _tls(self) -> dict[str, Any] | None:
+        """pymysql's ssl argument: a non-empty dict turns TLS on (an empty one leaves it off); with no
+        CA given the server's certificate is not verified, as MySQL's ssl-mode=REQUIRED."""
+        return {"check_hostname": False} if self.ssl_mode in ("required", "preferred") else None
+
     def replication_settings(self) -> dict[str, Any]:
         """What BinLogStreamReader passes to pymysql."""
         settings: dict[str, Any] = {"host": self.host, "port": self.port, "user": self.user, "password": self.password,
                                     "connect_timeout": max(1, int(self.connect_timeout_s))}
-        if self.ssl:
-            settings["ssl"] = {}
+        if self._tls is not None and self._server_has_tls():
+            settings["ssl"] = self._tls
         return settings
 
+    def _server_has_tls(self) -> bool:
+        """preferred: TLS when the server offers it (asked once); required: always (a server without
+        it refuses to connect)."""
+        return self.ssl_mode == "required" or _offers_tls(self)
+
     def connect(self, *, unbuffered: bool = False) -> pymysql.connections.Connection:
+        tls = self._tls if self._tls is not None and self._server_has_tls() else None
         try:
             conn = pymysql.connect(
                 host=self.host, port=self.port, user=self.user, password=self.password, charset="utf8mb4",
-                connect_timeout=self.connect_timeout_s, autocommit=True, ssl={} if self.ssl else None,
+                connect_timeout=self.connect_timeout_s, autocommit=True, ssl=tls,
                 cursorclass=pymysql.cursors.SSCursor if unbuffered else pymysql.cursors.Cursor,
                 init_command="SET time_zone = '+00:00'",
             )
@@ -80,10 +92,35 @@ class ConnectionSettings:
         return conn
 
 
+_TLS_OFFERED: dict[tuple[str, int], bool] = {}
+
+
+def _offers_tls(settings: ConnectionSettings) -> bool:
+    """Whether the server offers TLS (database.ssl.mode=preferred), from its handshake, asked once."""
+    key = (settings.host, settings.port)
+    if key not in _TLS_OFFERED:
+        try:
+            pymysql.connect(host=settings.host, port=settings.port, user=settings.user, password=settings.password,
+                            connect_timeout=settings.connect_timeout_s, ssl={"check_hostname": False}).close()
+            _TLS_OFFERED[key] = True
+        except pymysql.err.OperationalError as exc:
+            if exc.args and exc.args[0] == 2026 or "SSL" in str(exc):
+                _TLS_OFFERED[key] = False
+            else:
+                raise translate(exc, settings) from None
+        except NotImplementedError:
+            _TLS_OFFERED[key] = False
+    return _TLS_OFFERED[key]
+
+
 def translate(exc: BaseException, settings: ConnectionSettings, doing: str = "connecting") -> CdcError:
     """A pymysql error as a SourceError with the cause and the fix."""
     code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
     message = exc.args[1] if len(exc.args) > 1 else str(exc)
+    if code == 2026 or "SSL is required" in str(message):
+        return SourceError(f"{settings.where} offers no TLS, which database.ssl.mode={settings.ssl_mode} requires: "
+                           f"{message}", fix="enable TLS on the server (have_ssl=YES), or set database.ssl.mode="
+                                             "preferred (or disabled)")
     if code == ER_ACCESS_DENIED:
         return SourceError(f"login to {settings.where} failed: {message}",
                            fix="check database.user and database.password")

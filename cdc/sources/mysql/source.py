@@ -417,6 +417,7 @@ class MySqlSource:
         records = 0
         for entry in self.history.entries():
             position = entry.get("position") or {}
+            self._check_history_server(entry, offset)
             key = position_key(position.get("file", ""), int(position.get("pos", 0)))
             if self._history_max is None or key > self._history_max:
                 self._history_max = key
@@ -428,6 +429,20 @@ class MySqlSource:
             records += 1
         log.info("schema rebuilt from %d history records up to %s:%s", records, offset["file"], offset["pos"])
         return schema
+
+    def _check_history_server(self, entry: dict[str, Any], offset: dict[str, Any]) -> None:
+        """A history written by another pipeline (another topic.prefix) would decode rows with the wrong
+        tables: refuse it. (Server ids alone may differ legitimately: a replica's binlog carries the ids of
+        the servers its events came from.)"""
+        server = (entry.get("source") or {}).get("server")
+        written_id = (entry.get("position") or {}).get("server_id")
+        expected_id = offset.get("server_id")
+        if server is not None and server != self.prefix:
+            raise SchemaHistoryError(
+                f"the schema history {_describe(self.history)} was written for server {server!r} (server id "
+                f"{written_id}), but this pipeline is {self.prefix!r} reading server id {expected_id}",
+                fix="give each pipeline its own schema.history.internal.file.filename, or delete the offsets to "
+                    "take a new snapshot")
 
     # ---- snapshot ---------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 
 from cdc.core import connect
 from cdc.core.envelope import TableEnvelope
-from cdc.core.filters import NameFilter, key_columns_for
+from cdc.core.filters import NameFilter, resolve_key_columns
 from cdc.core.schema import Table
 from cdc.core.topics import table_topic
 from cdc.sources.mysql.types import TypeModes, field_schema, value_converter_parts
@@ -55,11 +55,8 @@ class TableState:
                 set_columns.append(index)
         self._spec = tuple(spec)
         self._set_columns = tuple(set_columns)
-        key_names = key_columns_for(key_spec, self.qualified) or list(table.primary_key)
-        missing = [k for k in key_names if k not in by_name]
-        if missing:
-            log.warning("key columns %s of %s are not captured; events of this table get no key", missing, self.qualified)
-            key_names = []
+        key_names = resolve_key_columns(key_spec, [self.qualified], table.primary_key,
+                                        [c.name for c in table.columns], by_name)
         self.envelope = TableEnvelope(
             topic=table_topic(topic_prefix, self.database, self.name),
             table_id=self.qualified,

@@ -132,11 +132,7 @@ def ensure_publication(conn: psycopg.Connection, publication: str, mode: str, ta
         if mode == "all_tables":
             statement = sql.SQL("CREATE PUBLICATION {} FOR ALL TABLES").format(sql.Identifier(publication))
         else:
-            if not tables:
-                raise SourceError(
-                    "no table matches table.include.list, so a filtered publication would be empty",
-                    fix="check table.include.list / table.exclude.list",
-                )
+            _require_tables(tables, publication)
             statement = sql.SQL("CREATE PUBLICATION {} FOR TABLE {}").format(
                 sql.Identifier(publication), _table_list(tables)
             )
@@ -149,8 +145,17 @@ def ensure_publication(conn: psycopg.Connection, publication: str, mode: str, ta
                 fix="create it as a superuser (FOR ALL TABLES needs one), or use publication.autocreate.mode=filtered as the tables' owner",
             ) from None
     elif mode == "filtered" and set(wanted) != existing:
+        _require_tables(tables, publication)
         log.info("updating publication %s to the filtered tables %s", publication, wanted)
         conn.execute(sql.SQL("ALTER PUBLICATION {} SET TABLE {}").format(sql.Identifier(publication), _table_list(tables)))
+
+
+def _require_tables(tables: list[CatalogTable], publication: str) -> None:
+    if not tables:
+        raise SourceError(
+            f"no table matches table.include.list, so the filtered publication {publication!r} would be empty",
+            fix="check table.include.list / table.exclude.list (they are regular expressions of schema.table)",
+        )
 
 
 def _table_list(tables: list[CatalogTable]) -> sql.Composable:

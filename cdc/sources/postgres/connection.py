@@ -95,6 +95,13 @@ def translate(exc: BaseException, settings: ConnectionSettings | None = None) ->
             f"{user} may not start logical replication: {text}",
             fix=f"ALTER ROLE {user} WITH REPLICATION; (and GRANT SELECT on the captured tables)",
         )
+    if "server does not support ssl" in low or ("ssl" in low and "was required" in low):
+        return SourceError(f"{where} offers no SSL, which database.sslmode requires: {text}",
+                           fix="enable ssl on the server, or set database.sslmode=prefer (or disable)")
+    if "could not translate host name" in low or "failed to resolve host" in low or "name or service not known" in low:
+        host = settings.host if settings else "the host"
+        return SourceError(f"the host name {host!r} does not resolve: {text}",
+                           fix="check database.hostname (and the DNS of this machine)")
     if "no pg_hba.conf entry" in low:
         return SourceError(f"{text}", fix="allow the user (and 'replication' for the database) in pg_hba.conf")
     if any(s in low for s in ("connection refused", "could not connect", "timeout expired", "server closed the connection",

@@ -12,7 +12,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 from cdc.core import connect
 from cdc.core.envelope import TableEnvelope
-from cdc.core.filters import NameFilter, key_columns_for
+from cdc.core.filters import NameFilter, resolve_key_columns
 from cdc.core.topics import table_topic
 from cdc.sources.postgres.catalog import CatalogTable
 from cdc.sources.postgres.pgoutput import UNCHANGED_TOAST
@@ -97,11 +97,8 @@ class TableState:
             absent = default if default is not NO_DEFAULT else None if optional else zero(schema)
             spec.append((index, column.name, convert, absent, _unavailable(kind, unavailable_placeholder, modes)))
         self._spec = tuple(spec)
-        key_names = key_columns_for(key_spec, self.qualified) or list(catalog.primary_key)
-        missing = [k for k in key_names if k not in by_name]
-        if missing:
-            log.warning("key columns %s of %s are not captured; events of this table get no key", missing, self.qualified)
-            key_names = []
+        key_names = resolve_key_columns(key_spec, [self.qualified], catalog.primary_key,
+                                        [c.name for c in columns], by_name)
         key_fields = [{**by_name[k], "optional": False} for k in key_names]
         self.envelope = TableEnvelope(
             topic=table_topic(topic_prefix, self.schema, self.name),

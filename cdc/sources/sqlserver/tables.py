@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 
 from cdc.core import connect
 from cdc.core.envelope import TableEnvelope
-from cdc.core.filters import NameFilter, key_columns_for
+from cdc.core.filters import NameFilter, resolve_key_columns
 from cdc.core.schema import Table, TableId
 from cdc.core.topics import table_topic
 from cdc.sources.sqlserver.lsn import Lsn
@@ -117,12 +117,8 @@ class TableState:
             spec.append((column.name, converter(column, modes)))
             kept.append(column)
         self._spec = tuple(spec)
-        key_names = (key_columns_for(key_spec, f"{schema}.{name}") or key_columns_for(key_spec, self.data_collection)
-                     or list(instance.index_columns))
-        missing = [k for k in key_names if k not in by_name]
-        if missing:
-            log.warning("key columns %s of %s are not captured; its events get no key", missing, self.data_collection)
-            key_names = []
+        key_names = resolve_key_columns(key_spec, [f"{schema}.{name}", self.data_collection], instance.index_columns,
+                                        [c.name for c in instance.columns], by_name)
         self.key_names = tuple(key_names)
         self.envelope = TableEnvelope(
             topic=table_topic(topic_prefix, db, schema, name),
