@@ -58,14 +58,14 @@ class Engine:
         self.source.stop()
 
     def run(self) -> None:
-        offset = self.offsets.load()
-        if offset is not None:
-            log.info("resuming from stored offset %s", offset)
         pending: dict[str, Any] | None = None
         last_commit = time.monotonic()
         to_record = self.converter.to_record
         clean = False
         try:
+            offset = self.offsets.load()
+            if offset is not None:
+                log.info("resuming from stored offset %s", offset)
             for batch in self.source.stream(offset):
                 if batch.events:
                     self.sink.write([to_record(e) for e in batch.events])

@@ -1,0 +1,120 @@
+"""The engine's promise (cdc/engine.py): an offset is stored only after the sink has flushed every
+record before it, and the source hears of it only after it is stored."""
+from __future__ import annotations
+
+from typing import Any, Iterator, Sequence
+
+import pytest
+
+from cdc.core.converters import JsonConverter
+from cdc.core.errors import SinkError, SourceError
+from cdc.core.records import Batch, SinkRecord
+from cdc.engine import Engine
+from tests.unit.test_emitter import envelope
+
+CALLS: list[str] = []
+
+
+class Source:
+    def __init__(self, batches: list[Batch], fail_after: bool = False) -> None:
+        self.batches = batches
+        self.fail_after = fail_after
+        self.closed = False
+
+    def stream(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
+        CALLS.append(f"stream from {offset}")
+        yield from self.batches
+        if self.fail_after:
+            raise SourceError("the log broke")
+
+    def acknowledge(self, offset: dict[str, Any]) -> None:
+        CALLS.append(f"acknowledge {offset['n']}")
+
+    def stop(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class Sink:
+    def __init__(self, flush_fails: bool = False) -> None:
+        self.flush_fails = flush_fails
+        self.closed = False
+
+    def write(self, records: Sequence[SinkRecord]) -> None:
+        CALLS.append(f"write {len(records)}")
+
+    def flush(self) -> None:
+        if self.flush_fails:
+            raise SinkError("disk full")
+        CALLS.append("flush")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class Store:
+    def __init__(self, stored: dict[str, Any] | None = None) -> None:
+        self.stored = stored
+
+    def load(self) -> dict[str, Any] | None:
+        return self.stored
+
+    def save(self, offset: dict[str, Any]) -> None:
+        CALLS.append(f"save {offset['n']}")
+        self.stored = offset
+
+    def close(self) -> None:
+        pass
+
+
+def batch(n: int, events: int = 1, offset: bool = True) -> Batch:
+    env = envelope()
+    return Batch([env.event("c", None, {"id": i, "name": "x"}, {}) for i in range(events)],
+                 {"n": n} if offset else None)
+
+
+@pytest.fixture(autouse=True)
+def calls() -> Iterator[list[str]]:
+    CALLS.clear()
+    yield CALLS
+
+
+def test_flush_then_save_then_acknowledge_in_that_order(calls: list[str]) -> None:
+    source, sink, store = Source([batch(1), batch(2, offset=False), batch(3)]), Sink(), Store({"n": 0})
+    Engine(source, sink, JsonConverter(), store, flush_interval_s=0).run()
+    assert calls == ["stream from {'n': 0}", "write 1", "flush", "save 1", "acknowledge 1", "write 1",
+                     "write 1", "flush", "save 3", "acknowledge 3", "flush"]  # a clean stop flushes once more
+    assert store.stored == {"n": 3} and source.closed and sink.closed
+
+
+def test_a_batch_ending_inside_a_transaction_is_written_but_its_offset_waits(calls: list[str]) -> None:
+    source, store = Source([batch(1), batch(2, offset=False)]), Store()
+    Engine(source, Sink(), JsonConverter(), store, flush_interval_s=3600).run()
+    assert calls[-3:] == ["flush", "save 1", "acknowledge 1"]  # at the end: the last whole offset only
+
+
+def test_after_a_source_error_the_batches_before_it_are_stored_and_the_error_is_raised(calls: list[str]) -> None:
+    source, store = Source([batch(1), batch(2)], fail_after=True), Store()
+    with pytest.raises(SourceError, match="the log broke"):
+        Engine(source, Sink(), JsonConverter(), store, flush_interval_s=3600).run()
+    assert calls[-3:] == ["flush", "save 2", "acknowledge 2"] and store.stored == {"n": 2}
+
+
+def test_when_the_sink_cannot_flush_nothing_is_stored_and_the_first_error_is_the_one_raised(
+        calls: list[str]) -> None:
+    source, store = Source([batch(1)], fail_after=True), Store({"n": 0})
+    with pytest.raises(SourceError, match="the log broke"):  # not the sink's error during the clean-up
+        Engine(source, Sink(flush_fails=True), JsonConverter(), store, flush_interval_s=3600).run()
+    assert store.stored == {"n": 0} and not any(c.startswith(("save", "acknowledge")) for c in calls)
+
+
+def test_a_corrupt_offset_store_still_closes_source_and_sink() -> None:
+    class Corrupt(Store):
+        def load(self) -> dict[str, Any] | None:
+            raise SourceError("offset file o.json is corrupt")
+    source, sink = Source([]), Sink()
+    with pytest.raises(SourceError, match="corrupt"):
+        Engine(source, sink, JsonConverter(), Corrupt(), flush_interval_s=0).run()
+    assert source.closed and sink.closed
