@@ -6,30 +6,24 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from cdc import registry
 from cdc.config import CORE_OPTIONS, Option
 
 
 def option_groups() -> list[tuple[str, tuple[Option, ...]]]:
-    from cdc.sinks.files import FILE_OPTIONS
-    from cdc.sources.postgres.config import POSTGRES_OPTIONS
-
-    groups: list[tuple[str, tuple[Option, ...]]] = [
-        ("Every source", CORE_OPTIONS), ("PostgreSQL source", POSTGRES_OPTIONS), ("File sink", FILE_OPTIONS),
-    ]
-    from cdc.sources.mysql.config import MYSQL_OPTIONS  # declarations only: no driver needed
-
-    from cdc.sources.sqlserver.config import SQLSERVER_OPTIONS
-
-    groups.insert(2, ("MySQL / MariaDB source", MYSQL_OPTIONS))
-    groups.insert(3, ("SQL Server source", SQLSERVER_OPTIONS))
-    try:
-        from cdc.sinks.kafka import KAFKA_OPTIONS
-        from cdc.sinks.kafka_stores import HISTORY_OPTIONS, OFFSET_OPTIONS
-
-        groups += [("Kafka sink", KAFKA_OPTIONS), ("Offsets in Kafka", OFFSET_OPTIONS),
-                   ("Schema history in Kafka", HISTORY_OPTIONS)]
-    except ImportError:  # the kafka extra is not installed
-        pass
+    """The core options, then each installed plugin's (sources, sinks, offset stores, schema histories),
+    under the ``title`` the plugin declares: a plugin from another package documents itself too."""
+    groups: list[tuple[str, tuple[Option, ...]]] = [("Every source", CORE_OPTIONS)]
+    for group, kind in ((registry.SOURCES, "source"), (registry.SINKS, "sink"),
+                        (registry.OFFSET_STORES, "offset store"), (registry.SCHEMA_HISTORIES, "schema history")):
+        for name, entry in sorted(registry.available(group).items()):
+            try:
+                plugin = entry.load()
+            except ImportError:  # its extra is not installed
+                continue
+            options = tuple(getattr(plugin, "options", ()))
+            if options:
+                groups.append((getattr(plugin, "title", f"{name} {kind}"), options))
     return groups
 
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from importlib.metadata import entry_points
+
 from cdc.config import Config, Option
 from cdc.core.errors import ConfigError
 
@@ -44,11 +46,13 @@ SIGNAL_TYPES = (EXECUTE_SNAPSHOT, STOP_SNAPSHOT, PAUSE_SNAPSHOT, RESUME_SNAPSHOT
 WATERMARKS = (WINDOW_OPEN, WINDOW_CLOSE)
 SNAPSHOT_TYPES = ("incremental", "blocking")
 CHANNELS = ("source", "file", "kafka")
+CHANNEL_PLUGINS = "cdc.signal_channels"  # entry point group of polled channels beyond the file (kafka)
 
 
 def _channels(value: list[str]) -> str | None:
-    unknown = [c for c in value if c not in CHANNELS]
-    return f"unknown channel(s) {unknown}; known: {', '.join(CHANNELS)}" if unknown else None
+    known = [*CHANNELS, *(ep.name for ep in entry_points(group=CHANNEL_PLUGINS) if ep.name not in CHANNELS)]
+    unknown = [c for c in value if c not in known]
+    return f"unknown channel(s) {unknown}; known: {', '.join(known)}" if unknown else None
 
 
 def _positive(value: int) -> str | None:
@@ -209,13 +213,18 @@ def polled_channels(config: Config) -> list[PolledChannel]:
             out.append(FileChannel(Path(config.get("signal.file"))))
         else:
             log.warning("signal.enabled.channels names 'file' but signal.file is not set: no file signals")
-    if "kafka" in channels:
-        if not config.get("signal.kafka.topic"):
-            raise ConfigError("signal.enabled.channels names 'kafka' but signal.kafka.topic is not set",
-                              fix="set signal.kafka.topic (and kafka.bootstrap.servers), or drop 'kafka' from the channels")
-        from cdc.sinks.kafka_signals import KafkaChannel  # needs confluent-kafka
-
-        out.append(KafkaChannel(config))
+    if "kafka" in channels and not config.get("signal.kafka.topic"):
+        raise ConfigError("signal.enabled.channels names 'kafka' but signal.kafka.topic is not set",
+                          fix="set signal.kafka.topic (and kafka.bootstrap.servers), or drop 'kafka' from the channels")
+    plugins = {ep.name: ep for ep in entry_points(group=CHANNEL_PLUGINS)}
+    for name in channels:
+        if name in ("source", "file"):
+            continue  # the source reads its signal table; the file channel is above
+        if name not in plugins:
+            raise ConfigError(f"signal.enabled.channels names {name!r}, which no installed plugin provides "
+                              f"(installed: source, file, {', '.join(sorted(plugins)) or 'none'})",
+                              fix=f"install the package that provides it (entry point group {CHANNEL_PLUGINS})")
+        out.append(plugins[name].load()(config))  # e.g. kafka: cdc.kafka.signals (needs confluent-kafka)
     return out
 
 

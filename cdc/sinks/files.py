@@ -63,6 +63,7 @@ def _drop_torn_tail(path: Path) -> None:
 
 class FileSink:
     name = "files"
+    title = "File sink"
     options = FILE_OPTIONS
 
     def __init__(self, config: Config) -> None:

@@ -74,7 +74,7 @@ def test_topics_are_created_as_kafka_connect_would(kafka_bootstrap: str, topic_p
 
 
 def test_offset_store_round_trip(kafka_bootstrap: str, topic_prefix: str) -> None:
-    from cdc.sinks.kafka_stores import KafkaOffsetStore
+    from cdc.kafka.stores import KafkaOffsetStore
 
     config = sink_config(kafka_bootstrap, topic_prefix, **{"offset.storage.topic": f"{topic_prefix}-offsets"})
     store = KafkaOffsetStore(config, "pipeline-a")
@@ -94,7 +94,7 @@ def test_offset_store_round_trip(kafka_bootstrap: str, topic_prefix: str) -> Non
 def test_schema_history_round_trip(kafka_bootstrap: str, topic_prefix: str) -> None:
     from confluent_kafka.admin import ConfigResource
 
-    from cdc.sinks.kafka_stores import KafkaSchemaHistory
+    from cdc.kafka.stores import KafkaSchemaHistory
 
     topic = f"{topic_prefix}-history"
     config = Config({"schema.history.internal.kafka.bootstrap.servers": kafka_bootstrap,
@@ -117,7 +117,7 @@ def test_schema_history_round_trip(kafka_bootstrap: str, topic_prefix: str) -> N
 def test_schema_history_topic_with_many_partitions_is_refused(kafka_bootstrap: str, topic_prefix: str) -> None:
     from confluent_kafka.admin import NewTopic
 
-    from cdc.sinks.kafka_stores import KafkaSchemaHistory
+    from cdc.kafka.stores import KafkaSchemaHistory
 
     topic = f"{topic_prefix}-history"
     admin = kafka_admin(kafka_bootstrap)  # kept alive until the topic exists

@@ -103,7 +103,7 @@ def test_record_over_the_producer_limit_names_topic_and_key(mock_bootstrap: str)
 
 
 def test_offset_store_reads_every_partition(mock_bootstrap: str) -> None:
-    from cdc.sinks.kafka_stores import KafkaOffsetStore
+    from cdc.kafka.stores import KafkaOffsetStore
 
     topic = "offsets." + uuid.uuid4().hex[:6]
     seed = confluent_kafka.Producer({"bootstrap.servers": mock_bootstrap})

@@ -97,6 +97,7 @@ class MySqlSource:
     """MySQL / MariaDB: the binlog (ROW format) after an optional consistent snapshot."""
 
     name: ClassVar[str] = "mysql"
+    title: ClassVar[str] = "MySQL / MariaDB source"  # in the docs' option reference
     connector_classes: ClassVar[tuple[str, ...]] = ("io.debezium.connector.mysql.MySqlConnector",
                                                     "io.debezium.connector.mariadb.MariaDbConnector")
     options: ClassVar[tuple[Option, ...]] = MYSQL_OPTIONS

@@ -63,6 +63,7 @@ IDLE_S = 0.5
 
 class PostgresSource:
     name: ClassVar[str] = "postgres"
+    title: ClassVar[str] = "PostgreSQL source"  # in the docs' option reference
     connector_classes: ClassVar[tuple[str, ...]] = ("io.debezium.connector.postgresql.PostgresConnector",)
     connector_name: ClassVar[str] = "postgresql"  # source.connector and the context header
     options: ClassVar[tuple[Option, ...]] = POSTGRES_OPTIONS

@@ -60,6 +60,7 @@ SLEEP_SLICE_S = 0.1
 
 class SqlServerSource:
     name: ClassVar[str] = "sqlserver"
+    title: ClassVar[str] = "SQL Server source"  # in the docs' option reference
     connector_classes: ClassVar[tuple[str, ...]] = ("io.debezium.connector.sqlserver.SqlServerConnector",)
     connector_name: ClassVar[str] = "sqlserver"  # source.connector and the context header
     options: ClassVar[tuple[Option, ...]] = SQLSERVER_OPTIONS  # SIGNAL_OPTIONS included

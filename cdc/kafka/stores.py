@@ -24,7 +24,7 @@ import orjson
 
 from cdc.config import Config, Option
 from cdc.core.errors import CdcError, OffsetStoreError, SchemaHistoryError, SinkError
-from cdc.sinks.kafka import FLUSH_WAIT_S, bootstrap_servers, check_reachable, client_settings, connect_timeout_s
+from cdc.kafka.client import FLUSH_WAIT_S, bootstrap_servers, check_reachable, client_settings, connect_timeout_s
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +167,7 @@ class _Topic:
 class KafkaOffsetStore:
     """Offsets of one pipeline (``name``) in a compacted Kafka topic."""
 
+    title = "Offsets in Kafka"
     options = OFFSET_OPTIONS
 
     def __init__(self, config: Config, name: str) -> None:
@@ -204,6 +205,7 @@ class KafkaOffsetStore:
 class KafkaSchemaHistory:
     """DDL history in a one-partition, never-expiring Kafka topic."""
 
+    title = "Schema history in Kafka"
     options = HISTORY_OPTIONS
 
     def __init__(self, config: Config) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 from cdc.config import Config
 from cdc.core import signals as sig
 from cdc.core.errors import SourceError
-from cdc.sinks.kafka import bootstrap_servers, client_settings
+from cdc.kafka.client import bootstrap_servers, client_settings
 
 log = logging.getLogger(__name__)
 

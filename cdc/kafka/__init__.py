@@ -1,0 +1,1 @@
+"""Kafka beyond the sink: shared client settings, offsets and schema history in topics, signals."""
