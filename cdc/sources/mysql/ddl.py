@@ -34,6 +34,7 @@ from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import TokenError
 from sqlglot.tokens import Token, TokenType
 
+from cdc.core.encodings import JDBC
 from cdc.core.errors import SchemaHistoryError
 from cdc.core.schema import Column, Table, TableId, parse_table_id, table_change, table_drop
 
@@ -44,33 +45,6 @@ __all__ = ["UnparseableDdlError", "MySqlSchema", "history_record", "enum_options
 
 class UnparseableDdlError(SchemaHistoryError):
     """A DDL statement that could not be parsed or applied; the message quotes it."""
-
-
-# java.sql.Types values, as Debezium writes them in ``jdbcType``.
-class JDBC:
-    BIT = -7
-    TINYINT = -6
-    SMALLINT = 5
-    INTEGER = 4
-    BIGINT = -5
-    FLOAT = 6
-    REAL = 7
-    DOUBLE = 8
-    NUMERIC = 2
-    DECIMAL = 3
-    CHAR = 1
-    VARCHAR = 12
-    NCHAR = -15
-    NVARCHAR = -9
-    DATE = 91
-    TIME = 92
-    TIMESTAMP = 93
-    TIMESTAMP_WITH_TIMEZONE = 2014
-    BINARY = -2
-    VARBINARY = -3
-    BLOB = 2004
-    BOOLEAN = 16
-    OTHER = 1111
 
 
 # Debezium 3.5's MariaDB/MySQL grammar: type keywords -> JDBC type (TINYINT is SMALLINT there).

@@ -54,9 +54,10 @@ from datetime import date, datetime, time, timedelta, timezone
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 from typing import Any, Callable
 
+from cdc.core.encodings import JDBC, decimal_bytes, float32
 from cdc.core.errors import ConfigError
 from cdc.core.schema import Column
-from cdc.sources.mysql.ddl import JDBC, enum_options
+from cdc.sources.mysql.ddl import enum_options
 
 log = logging.getLogger(__name__)
 
@@ -273,22 +274,11 @@ _EPOCH_DATE = date(1970, 1, 1)
 _ONE_US = timedelta(microseconds=1)
 
 
-def _unscaled_bytes(unscaled: int) -> str:
-    """Two's-complement big-endian bytes of the smallest width, base64 (Connect's Decimal)."""
-    length = (unscaled + (unscaled < 0)).bit_length() // 8 + 1
-    return _b64(unscaled.to_bytes(length, "big", signed=True)).decode()
+_unscaled_bytes = decimal_bytes
 
 
 def _float32(value: float) -> float:
-    """The shortest decimal that reads back as the same 32-bit float (what Java prints)."""
-    if not math.isfinite(value):
-        return value
-    single = struct.unpack("<f", struct.pack("<f", value))[0]
-    for digits in (6, 7, 8, 9):
-        candidate = float(f"{single:.{digits}g}")
-        if struct.unpack("<f", struct.pack("<f", candidate))[0] == single:
-            return candidate
-    return single
+    return value if not math.isfinite(value) else float32(value)
 
 
 def _to_int(value: Any) -> int:

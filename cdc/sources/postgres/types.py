@@ -53,13 +53,12 @@ import base64
 import json
 import math
 import re
-import struct
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from cdc.core.encodings import decimal_bytes, float32, to_float32
 from cdc.core.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -335,10 +334,7 @@ def field_schema(pg_type: PgType, typmod: int, optional: bool, modes: TypeModes,
 _b64encode = base64.b64encode
 
 
-def _unscaled_bytes(unscaled: int) -> str:
-    """BigInteger.toByteArray(): smallest big-endian two's complement, base64 for JSON."""
-    length = (unscaled + (unscaled < 0)).bit_length() // 8 + 1
-    return _b64encode(unscaled.to_bytes(length, "big", signed=True)).decode()
+_unscaled_bytes = decimal_bytes
 
 
 def _json_double(value: float) -> Any:
@@ -358,55 +354,14 @@ def _float64(text: str) -> Any:
     return special if special is not None else float(text)
 
 
-_F32 = struct.Struct("<f")
-_U32 = struct.Struct("<I")
-_F32_MIN_NORMAL = 1.1754943508222875e-38
-
-
-def _to_float32(text: str) -> float:
-    """Float.valueOf(text): the decimal rounded once to float32, as an exact Python float."""
-    x = float(text)
-    try:
-        f = _F32.unpack(_F32.pack(x))[0]
-    except OverflowError:
-        return math.copysign(math.inf, x)
-    if f != x and math.isfinite(f):
-        # Going through float64 rounds twice; that only matters if x landed exactly halfway
-        # between two float32 values, so settle that case on the exact decimal.
-        bits = _U32.unpack(_F32.pack(f))[0]
-        other = _F32.unpack(_U32.pack(bits + (1 if abs(x) > abs(f) else -1)))[0]
-        if (f + other) / 2 == x:
-            exact, mid = Fraction(text), Fraction(x)
-            if exact != mid and (exact > mid) == (other > f):
-                f = other
-    return f
-
-
-def _shortest_float32(f: float) -> float:
-    """Java's Float.toString (JDK 19+): the shortest decimal that reads back as the same float32
-    (at least two digits when one would do), returned as the Python float of that decimal."""
-    if f == 0.0 or not math.isfinite(f):
-        return f
-    # A normal float32 is always told apart by 6 significant digits; shorter decimals show up
-    # through %g's dropped trailing zeros.
-    first = 6 if abs(f) >= _F32_MIN_NORMAL else 1
-    for digits in range(first, 10):
-        candidate = f"{f:.{digits}g}"
-        if _to_float32(candidate) == f:
-            if digits == 1:
-                candidate = f"{f:.2g}"
-            return float(candidate)
-    return f
-
-
 def _float32(text: str) -> Any:
     special = _FLOAT_SPECIAL.get(text)
     if special is not None:
         return special
-    f = _to_float32(text)
+    f = to_float32(text)
     if not math.isfinite(f):
         return "Infinity" if f > 0 else "-Infinity"
-    return _shortest_float32(f)
+    return float32(text)
 
 
 _NUMERIC_SPECIAL_STRING = {"NaN": "NAN", "Infinity": "POSITIVE_INFINITY", "-Infinity": "NEGATIVE_INFINITY"}

@@ -9,13 +9,13 @@ gets its converter once (:func:`converter`), so rows do no type dispatch.
 from __future__ import annotations
 
 import base64
-import struct
 import uuid
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Callable
 
+from cdc.core.encodings import JDBC, binary_encoder, decimal_bytes, float32
 from cdc.core.schema import Column
 
 Converter = Callable[[Any], Any]
@@ -27,11 +27,14 @@ BINARY_TYPES = frozenset(("binary", "varbinary", "image", "timestamp", "rowversi
 TEMPORAL_TYPES = frozenset(("date", "time", "datetime", "smalldatetime", "datetime2"))
 
 _JDBC = {
-    "bit": -7, "tinyint": -6, "smallint": 5, "int": 4, "bigint": -5, "real": 7, "float": 8,
-    "decimal": 3, "numeric": 2, "money": 3, "smallmoney": 3, "char": 1, "varchar": 12, "text": -1,
-    "nchar": -15, "nvarchar": -9, "ntext": -16, "sysname": -9, "xml": 2009, "date": 91, "time": 92,
-    "datetime": 93, "smalldatetime": 93, "datetime2": 93, "datetimeoffset": -155, "uniqueidentifier": 1,
-    "binary": -2, "varbinary": -3, "image": -4, "timestamp": -2, "rowversion": -2,
+    "bit": JDBC.BIT, "tinyint": JDBC.TINYINT, "smallint": JDBC.SMALLINT, "int": JDBC.INTEGER,
+    "bigint": JDBC.BIGINT, "real": JDBC.REAL, "float": JDBC.DOUBLE, "decimal": JDBC.DECIMAL,
+    "numeric": JDBC.NUMERIC, "money": JDBC.DECIMAL, "smallmoney": JDBC.DECIMAL, "char": JDBC.CHAR,
+    "varchar": JDBC.VARCHAR, "text": JDBC.LONGVARCHAR, "nchar": JDBC.NCHAR, "nvarchar": JDBC.NVARCHAR,
+    "ntext": JDBC.LONGNVARCHAR, "sysname": JDBC.NVARCHAR, "xml": JDBC.SQLXML, "date": JDBC.DATE,
+    "time": JDBC.TIME, "datetime": JDBC.TIMESTAMP, "smalldatetime": JDBC.TIMESTAMP, "datetime2": JDBC.TIMESTAMP,
+    "datetimeoffset": JDBC.MICROSOFT_DATETIMEOFFSET, "uniqueidentifier": JDBC.CHAR, "binary": JDBC.BINARY,
+    "varbinary": JDBC.VARBINARY, "image": JDBC.LONGVARBINARY, "timestamp": JDBC.BINARY, "rowversion": JDBC.BINARY,
 }
 _NUMERIC_LENGTH = {"bit": 1, "tinyint": 3, "smallint": 5, "int": 10, "bigint": 19, "real": 24, "float": 53,
                    "money": 19, "smallmoney": 10}
@@ -153,20 +156,8 @@ def field_schema(column: SqlColumn, modes: TypeModes, optional: bool | None = No
 
 # ---- values -----------------------------------------------------------------------------------
 
-def _unscaled_bytes(unscaled: int) -> str:
-    """BigInteger.toByteArray(): smallest big-endian two's complement, base64 for JSON."""
-    length = (unscaled + (unscaled < 0)).bit_length() // 8 + 1
-    return base64.b64encode(unscaled.to_bytes(length, "big", signed=True)).decode()
-
-
-def _float32(value: float) -> float:
-    """A REAL as Java prints the float: the shortest decimal that reads back as the same float."""
-    target = struct.unpack("<f", struct.pack("<f", value))[0]
-    for digits in range(1, 10):
-        candidate = float(f"{target:.{digits}g}")
-        if struct.unpack("<f", struct.pack("<f", candidate))[0] == target:
-            return candidate
-    return target
+_unscaled_bytes = decimal_bytes
+_float32 = float32
 
 
 def _decimal_converter(column: SqlColumn, mode: str) -> Converter:
@@ -180,11 +171,8 @@ def _decimal_converter(column: SqlColumn, mode: str) -> Converter:
 
 
 def _binary_converter(mode: str) -> Converter:
-    if mode == "hex":
-        return lambda v: bytes(v).hex()
-    if mode == "base64-url-safe":
-        return lambda v: base64.urlsafe_b64encode(bytes(v)).decode()
-    return lambda v: base64.b64encode(bytes(v)).decode()  # Connect bytes print as base64
+    encode = binary_encoder(mode)  # Connect bytes print as base64
+    return lambda v: encode(bytes(v))
 
 
 _EPOCH = datetime(1970, 1, 1)
