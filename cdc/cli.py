@@ -22,7 +22,8 @@ import argparse
 import logging
 import os
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Option, load_file
@@ -89,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a property")
     signal = sub.add_parser("signal", help="send a signal (execute-snapshot, stop-snapshot, ...) to a pipeline")
     signal.add_argument("config", help="the pipeline's config file (its signal.* properties say where to write)")
-    signal.add_argument("signal", choices=("execute-snapshot", "stop-snapshot", "pause-snapshot", "resume-snapshot", "log"))
+    signal.add_argument("signal",
+                        choices=("execute-snapshot", "stop-snapshot", "pause-snapshot", "resume-snapshot", "log"))
     signal.add_argument("--table", action="append", default=[], metavar="T",
                         help="table 'schema.table' or regular expression (repeatable)")
     signal.add_argument("--condition", metavar="SQL",

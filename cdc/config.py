@@ -13,9 +13,10 @@ import difflib
 import logging
 import re
 import tomllib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from cdc.core.errors import ConfigError
 from cdc.core.filters import parse_key_columns, patterns_problem
@@ -96,7 +97,7 @@ class Config:
     properties: dict[str, Any]
     options: dict[str, Option] = field(default_factory=dict)
 
-    def declare(self, options: Iterable[Option]) -> "Config":
+    def declare(self, options: Iterable[Option]) -> Config:
         for option in options:
             self.options[option.name] = option
         return self
@@ -174,7 +175,8 @@ def load_file(path: str | Path) -> dict[str, Any]:
         line = raw[:exc.start].count(b"\n") + 1
         raise ConfigError(
             f"config file {path} is not UTF-8 text: byte 0x{raw[exc.start]:02x} on line {line} is no UTF-8 character",
-            fix=f"save it as UTF-8 (e.g. iconv -f latin1 -t utf-8 {path} > utf8{path.suffix}), or replace that character",
+            fix=f"save it as UTF-8 (e.g. iconv -f latin1 -t utf-8 {path} > utf8{path.suffix}), "
+                "or replace that character",
         ) from None
     if suffix == ".toml":
         try:
@@ -306,7 +308,8 @@ CORE_OPTIONS: tuple[Option, ...] = (
            validator=regular_expressions),
     Option("table.exclude.list", list, None, "Regular expressions of fully-qualified table names not to capture.",
            validator=regular_expressions),
-    Option("column.exclude.list", list, None, "Regular expressions of fully-qualified column names to leave out of events.",
+    Option("column.exclude.list", list, None,
+           "Regular expressions of fully-qualified column names to leave out of events.",
            validator=regular_expressions),
     Option("message.key.columns", str, None, "Key columns per table: 'schema.table:col1,col2;schema.table2:col'.",
            validator=_key_columns),
@@ -315,7 +318,8 @@ CORE_OPTIONS: tuple[Option, ...] = (
     Option("tombstones.on.delete", bool, True, "Follow each delete event with a tombstone (null value)."),
     Option("skipped.operations", list, ["t"], "Operations not to emit: c, u, d, t (truncate), or none. As in "
            "Debezium, truncates are skipped unless this says otherwise.", validator=_operations),
-    Option("provide.transaction.metadata", bool, False, "Emit BEGIN/END events and a transaction block in every event."),
+    Option("provide.transaction.metadata", bool, False,
+           "Emit BEGIN/END events and a transaction block in every event."),
     Option("transaction.topic", str, None, "Topic of transaction events (default: <topic.prefix>.transaction).",
            validator=_topic),
     Option("include.schema.changes", bool, True, "Emit schema change events on the <topic.prefix> topic."),
@@ -325,8 +329,10 @@ CORE_OPTIONS: tuple[Option, ...] = (
            choices=("adaptive", "adaptive_time_microseconds", "connect")),
     Option("binary.handling.mode", str, "bytes", "How binary values are represented.",
            choices=("bytes", "base64", "base64-url-safe", "hex")),
-    Option("interval.handling.mode", str, "numeric", "How INTERVAL values are represented.", choices=("numeric", "string")),
-    Option("heartbeat.interval.ms", int, 0, "Emit a heartbeat (and confirm the position) this often when idle; 0 disables.",
+    Option("interval.handling.mode", str, "numeric", "How INTERVAL values are represented.",
+           choices=("numeric", "string")),
+    Option("heartbeat.interval.ms", int, 0,
+           "Emit a heartbeat (and confirm the position) this often when idle; 0 disables.",
            validator=non_negative),
     Option("heartbeat.topics.prefix", str, "__debezium-heartbeat", "Prefix of the heartbeat topic.",
            validator=_heartbeat_prefix),
@@ -335,7 +341,8 @@ CORE_OPTIONS: tuple[Option, ...] = (
     Option("key.converter.schemas.enable", bool, True, "Include the schema in every key (JSON converter)."),
     Option("value.converter.schemas.enable", bool, True, "Include the schema in every value (JSON converter)."),
     Option("offset.storage", str, "file", "Where source offsets are stored (file, or a plugin name such as kafka)."),
-    Option("offset.storage.file.filename", str, None, "Offset file (default: <output>/offsets.json or ./cdc-offsets.json)."),
+    Option("offset.storage.file.filename", str, None,
+           "Offset file (default: <output>/offsets.json or ./cdc-offsets.json)."),
     Option("offset.flush.interval.ms", int, 1000, "How often acknowledged offsets are stored.", validator=positive),
     Option("max.batch.size", int, 2048, "Most events handed to the sink at once.", validator=positive),
     Option("sink", str, "files", "Sink plugin name (files, stdout, kafka, ...)."),

@@ -4,7 +4,7 @@
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Option

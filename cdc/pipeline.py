@@ -9,8 +9,8 @@ from cdc import registry
 from cdc.config import CORE_OPTIONS, Config
 from cdc.core.context_headers import ContextHeaders
 from cdc.core.converters import JsonConverter
-from cdc.core.offsets import FileOffsetStore, OffsetStore
 from cdc.core.errors import ConfigError
+from cdc.core.offsets import FileOffsetStore, OffsetStore
 from cdc.engine import Engine
 
 log = logging.getLogger(__name__)
@@ -80,7 +80,8 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
         context = ContextHeaders(config.get("topic.prefix"), lambda: getattr(source, "connector_name", source_name))
     converter = JsonConverter(config.get("value.converter.schemas.enable"), context)
     if config.get("key.converter.schemas.enable") != config.get("value.converter.schemas.enable"):
-        converter = _SplitConverter(config.get("key.converter.schemas.enable"), config.get("value.converter.schemas.enable"),
+        converter = _SplitConverter(config.get("key.converter.schemas.enable"),
+                                    config.get("value.converter.schemas.enable"),
                                     context)
     return Engine(source, sink, converter, offsets, flush_interval_s=config.get("offset.flush.interval.ms") / 1000)
 

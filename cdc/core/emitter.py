@@ -41,7 +41,7 @@ class ChangeEmitter:
         self.tracker = tracker
 
     @classmethod
-    def from_settings(cls, settings: Any) -> "ChangeEmitter":
+    def from_settings(cls, settings: Any) -> ChangeEmitter:
         """From :class:`cdc.core.source.SourceSettings` (tombstones, skipped operations, transactions)."""
         return cls(tombstones=settings.tombstones, skipped=settings.skipped_operations,
                    tracker=settings.transaction_tracker())

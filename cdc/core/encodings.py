@@ -11,8 +11,8 @@ from __future__ import annotations
 import base64
 import math
 import struct
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Callable
 
 _F32 = struct.Struct("<f")
 _U32 = struct.Struct("<I")

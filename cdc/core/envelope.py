@@ -10,7 +10,8 @@ in :mod:`cdc.core.emitter`).
 from __future__ import annotations
 
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from cdc.core import connect
 from cdc.core.connect import ConnectSchema
@@ -139,7 +140,8 @@ class TableEnvelope:
                   headers: list[tuple[str, ConnectSchema | None, Any]] | None = None) -> ChangeEvent:
         return ChangeEvent(self.topic, self.key_schema, key, None, None, headers, position, self.table_id)
 
-    def truncate(self, source: dict[str, Any], transaction: dict[str, Any] | None, position: tuple[int, ...] = ()) -> ChangeEvent:
+    def truncate(self, source: dict[str, Any], transaction: dict[str, Any] | None,
+                 position: tuple[int, ...] = ()) -> ChangeEvent:
         event = self.event(OP_TRUNCATE, None, None, source, transaction, position=position)
         event.key_schema = None
         event.key = None

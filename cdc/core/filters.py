@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Container, Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 
 from cdc.core.errors import ConfigError
 

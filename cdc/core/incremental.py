@@ -22,8 +22,9 @@ offset. Chunks read but not closed are read again; nothing before them is.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 from cdc.core.records import ChangeEvent
 from cdc.core.signals import WINDOW_CLOSE, WINDOW_OPEN, new_id
@@ -53,7 +54,7 @@ class TableTask:
                 "started": self.started}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "TableTask":
+    def from_dict(cls, data: dict[str, Any]) -> TableTask:
         return cls(data["table"], data.get("condition"), data.get("surrogate_key"), data.get("key_columns"),
                    data.get("max_key"), data.get("last_key"), bool(data.get("started")))
 

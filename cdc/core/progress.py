@@ -25,7 +25,8 @@ class TableProgress:
                 desc=f"snapshot {table}", unit=" rows", unit_scale=True, leave=True, file=sys.stderr,
             )
         elif not self._quiet:
-            log.info("snapshot of %s started (about %s rows)", table, estimated_rows if estimated_rows and estimated_rows > 0 else "?")
+            log.info("snapshot of %s started (about %s rows)", table,
+                     estimated_rows if estimated_rows and estimated_rows > 0 else "?")
 
     def advance(self, rows: int) -> None:
         self.rows += rows
@@ -42,4 +43,5 @@ class TableProgress:
         if self._bar is not None:
             self._bar.close()
         if not self._quiet:
-            log.info("snapshot of %s done: %d rows in %.1f s (%.0f rows/s)", self.table, self.rows, elapsed, self.rows / elapsed)
+            log.info("snapshot of %s done: %d rows in %.1f s (%.0f rows/s)", self.table, self.rows, elapsed,
+                     self.rows / elapsed)

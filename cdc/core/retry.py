@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 from cdc.core.errors import CdcError, SourceError
 
@@ -27,7 +28,7 @@ class RetryPolicy:
     sleep: Callable[[float], None] = time.sleep
 
     @classmethod
-    def from_config(cls, config: Any) -> "RetryPolicy":
+    def from_config(cls, config: Any) -> RetryPolicy:
         return cls(max_retries=config.get("errors.max.retries"),
                    first_wait_s=config.get("retriable.restart.connector.wait.ms") / 1000)
 

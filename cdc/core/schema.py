@@ -78,7 +78,7 @@ class Column:
         return out
 
     @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> "Column":
+    def from_json(cls, doc: dict[str, Any]) -> Column:
         enum_values = doc.get("enumValues")
         return cls(
             name=doc["name"],
@@ -99,7 +99,7 @@ class Column:
             enum_values=tuple(enum_values) if enum_values else None,
         )
 
-    def with_changes(self, **changes: Any) -> "Column":
+    def with_changes(self, **changes: Any) -> Column:
         return replace(self, **changes)
 
 
@@ -129,7 +129,7 @@ class Table:
         return doc
 
     @classmethod
-    def from_json(cls, table_id: TableId, doc: dict[str, Any], comment: str | None = None) -> "Table":
+    def from_json(cls, table_id: TableId, doc: dict[str, Any], comment: str | None = None) -> Table:
         return cls(
             id=table_id,
             columns=tuple(Column.from_json(c) for c in doc.get("columns", ())),

@@ -9,8 +9,9 @@ the file and line (a wrong schema would decode rows into the wrong columns).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, Protocol
+from typing import Any, Protocol
 
 import orjson
 
@@ -93,7 +94,8 @@ class FileSchemaHistory:
                 if not isinstance(entry, dict) or not isinstance(entry.get("position"), dict):
                     raise SchemaHistoryError(
                         f"schema history {self.path} line {number} is no schema history record (a JSON object "
-                        f"with source, position, ddl and tableChanges): {line[:80].decode(errors='replace').rstrip()!r}",
+                        "with source, position, ddl and tableChanges): "
+                        f"{line[:80].decode(errors='replace').rstrip()!r}",
                         fix=_CORRUPT_FIX,
                     )
                 yield entry

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from cdc.core import signals as sig
 from cdc.core.incremental import IncrementalSnapshot, TableTask

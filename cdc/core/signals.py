@@ -24,10 +24,9 @@ import os
 import re
 import uuid
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Protocol
-
-from importlib.metadata import entry_points
 
 from cdc.config import Config, Option
 from cdc.core.errors import ConfigError
@@ -65,9 +64,11 @@ SIGNAL_OPTIONS: tuple[Option, ...] = (
     Option("signal.data.collection", str, None,
            "Signal table 'schema.table' with columns id, type, data; needed for incremental snapshots (watermarks)."),
     Option("signal.file", str, None, "File of signals, one JSON object {id, type, data} a line (channel 'file')."),
-    Option("signal.kafka.topic", str, None, "Topic of signals (channel 'kafka'): key = topic.prefix, value {type, data}; "
+    Option("signal.kafka.topic", str, None,
+           "Topic of signals (channel 'kafka'): key = topic.prefix, value {type, data}; "
            "one partition."),
-    Option("signal.kafka.bootstrap.servers", str, None, "Brokers of the signal topic (default: kafka.bootstrap.servers)."),
+    Option("signal.kafka.bootstrap.servers", str, None,
+           "Brokers of the signal topic (default: kafka.bootstrap.servers)."),
     Option("incremental.snapshot.chunk.size", int, 1024, "Rows read per chunk of an incremental snapshot.",
            validator=_positive),
     Option("snapshot.resumable", bool, False,

@@ -7,7 +7,8 @@ a record raises :class:`cdc.core.errors.SinkError` from ``write`` or ``flush``.
 """
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from cdc.core.records import SinkRecord
 
@@ -24,4 +25,4 @@ class Sink(Protocol):
 class SinkFactory(Protocol):
     """What the ``cdc.sinks`` entry point returns: a class built from the config mapping."""
 
-    def __call__(self, config: "Any") -> Sink: ...
+    def __call__(self, config: Any) -> Sink: ...

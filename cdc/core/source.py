@@ -10,8 +10,9 @@ connections.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterator, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from cdc.config import Config, Option
 from cdc.core.errors import ConfigError
@@ -50,7 +51,7 @@ class SourceSettings:
     skipped_operations: frozenset[str]  # of c, u, d, t
 
     @classmethod
-    def from_config(cls, config: Config) -> "SourceSettings":
+    def from_config(cls, config: Config) -> SourceSettings:
         try:
             key_spec = parse_key_columns(config.get("message.key.columns"))
         except ValueError as exc:

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import orjson
 
@@ -36,7 +37,8 @@ HISTORY_OPTIONS: tuple[Option, ...] = (
     Option("schema.history.internal.kafka.topic", str, None, "Topic of the schema history (one partition)."),
     Option("schema.history.internal.kafka.bootstrap.servers", str, None,
            "Brokers of the schema history topic (default: kafka.bootstrap.servers)."),
-    Option("schema.history.internal.kafka.recovery.poll.interval.ms", int, 1000, "Poll time while reading the history."),
+    Option("schema.history.internal.kafka.recovery.poll.interval.ms", int, 1000,
+           "Poll time while reading the history."),
 )
 
 READ_STALL_S = 60.0  # a read that gets nothing for this long while the topic has more is an error
@@ -71,7 +73,8 @@ class _Topic:
                 if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                     raise self.error(f"cannot create topic {self.topic} at {self.settings['bootstrap.servers']}: "
                                      f"{exc.args[0].str()}",
-                                     fix="create it beforehand (one partition), or grant CREATE to this client") from None
+                                     fix="create it beforehand (one partition), or grant CREATE to this client",
+                                     ) from None
         # A topic just created takes a moment to show in the metadata that readers rely on.
         deadline = time.monotonic() + 30
         while True:

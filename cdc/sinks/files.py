@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Sequence
+from typing import IO
 
 from cdc.config import Config, Option
 from cdc.core.errors import SinkError

@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from cdc.config import Config
 from cdc.core.errors import SinkError
+from cdc.core.records import SinkRecord
+from cdc.core.topics import heartbeat_topic, transaction_topic
 from cdc.kafka.client import (  # noqa: F401 - KAFKA_OPTIONS and bootstrap_servers are the sink's API too
     FLUSH_WAIT_S,
     KAFKA_OPTIONS,
@@ -35,8 +38,6 @@ from cdc.kafka.client import (  # noqa: F401 - KAFKA_OPTIONS and bootstrap_serve
     client_settings,
     connect_timeout_s,
 )
-from cdc.core.records import SinkRecord
-from cdc.core.topics import heartbeat_topic, transaction_topic
 
 log = logging.getLogger(__name__)
 

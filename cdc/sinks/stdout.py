@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from cdc.config import Config, Option
 from cdc.core.records import SinkRecord

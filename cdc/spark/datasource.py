@@ -17,7 +17,8 @@ under their Debezium names. Unknown sources and bad options fail at ``load()``.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import orjson
 from pyspark.sql import types as T
@@ -73,7 +74,7 @@ class CdcDataSource(DataSource):
         finally:
             source.close()
 
-    def simpleStreamReader(self, schema: T.StructType) -> "CdcStreamReader":
+    def simpleStreamReader(self, schema: T.StructType) -> CdcStreamReader:
         return CdcStreamReader(dict(self.options), schema)
 
 
@@ -111,7 +112,9 @@ class CdcStreamReader(SimpleDataSourceStreamReader):
     def __init__(self, options: dict[str, str], schema: T.StructType) -> None:
         self.options = options
         self.schema = schema
-        self.max_rows = int(options.get("maxRowsPerBatch", options.get("maxrowsperbatch", "100000")))  # rows per micro-batch, also during a snapshot
+        self.max_rows = int(options.get("maxRowsPerBatch",
+                                        options.get("maxrowsperbatch",
+                                                    "100000")))  # rows per micro-batch, also during a snapshot
         self.table = options.get("table")
         self._source_cls = registry.load(registry.SOURCES, options["source"])
         self._source: Any = None
@@ -198,8 +201,8 @@ class CdcStreamReader(SimpleDataSourceStreamReader):
             from pyspark.sql.pandas.types import to_arrow_schema
 
             schema = to_arrow_schema(self.schema, timezone="UTC")
-            columns = list(zip(*rows))
-            arrays = [pa.array(list(column), type=field.type) for column, field in zip(columns, schema)]
+            columns = list(zip(*rows, strict=True))
+            arrays = [pa.array(list(column), type=field.type) for column, field in zip(columns, schema, strict=True)]
             return iter([pa.RecordBatch.from_arrays(arrays, schema=schema)])
         except ImportError:
             return iter(rows)

@@ -7,9 +7,10 @@ our events (base64 decimals, epoch days, microseconds, ISO strings) into what Sp
 from __future__ import annotations
 
 import base64
-from datetime import date, datetime, timedelta, timezone
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any
 
 from pyspark.sql import types as T
 
@@ -32,7 +33,7 @@ def _double(value: Any) -> Any:
 def _zoned(value: str) -> datetime | None:
     if value in ("infinity", "-infinity"):
         return None
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(timezone.utc)
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
 
 
 def field_type(schema: dict[str, Any]) -> tuple[T.DataType, Converter]:

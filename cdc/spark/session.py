@@ -35,7 +35,8 @@ def jar_folder(fetch: bool = True) -> Path | None:
     return Path(out.stdout.strip().splitlines()[-1])
 
 
-def local_session(app: str = "cdc", *, jars: bool = True, delta: bool = True, conf: dict[str, str] | None = None) -> Any:
+def local_session(app: str = "cdc", *, jars: bool = True, delta: bool = True,
+                  conf: dict[str, str] | None = None) -> Any:
     from pyspark.sql import SparkSession
 
     # Executors must run this interpreter (it has cdc and pyarrow); and find the cdc package.

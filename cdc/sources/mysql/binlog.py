@@ -32,7 +32,8 @@ EVENTS = [
 _HEADER = 19
 
 
-def open_stream(connection: dict[str, Any], server_id: int, file: str, pos: int, heartbeat_s: float) -> BinLogStreamReader:
+def open_stream(connection: dict[str, Any], server_id: int, file: str, pos: int,
+                heartbeat_s: float) -> BinLogStreamReader:
     return BinLogStreamReader(
         connection_settings=connection,
         server_id=server_id,

@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import pymysql
 
@@ -76,7 +77,7 @@ def _offset_value(value: Any) -> Any:
 class MySqlChunkReader:
     """The :class:`cdc.core.incremental.ChunkReader` of MySQL / MariaDB (one query a chunk)."""
 
-    def __init__(self, source: "MySqlSource") -> None:
+    def __init__(self, source: MySqlSource) -> None:
         self.source = source
         self._conn: pymysql.connections.Connection | None = None
 

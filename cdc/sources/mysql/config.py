@@ -7,7 +7,8 @@ from cdc.core.signals import SIGNAL_OPTIONS
 MYSQL_OPTIONS: tuple[Option, ...] = (
     Option("database.hostname", str, "127.0.0.1", "Host of the MySQL / MariaDB server."),
     Option("database.port", int, 3306, "Port of the server.", validator=tcp_port),
-    Option("database.user", str, "root", "User with SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE and REPLICATION CLIENT."),
+    Option("database.user", str, "root",
+           "User with SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE and REPLICATION CLIENT."),
     Option("database.password", str, None, "Password of database.user.", secret=True),
     Option("database.server.id", int, 5400, "Server id this client registers with when it reads the binlog; "
            "unique among the server's replicas."),
@@ -31,7 +32,8 @@ MYSQL_OPTIONS: tuple[Option, ...] = (
            choices=("auto", "bar", "log", "off")),
     Option("time.precision.mode", str, "adaptive_time_microseconds", "How temporal values are represented.",
            choices=("adaptive_time_microseconds", "adaptive", "connect")),
-    Option("bigint.unsigned.handling.mode", str, "long", "BIGINT UNSIGNED as int64 (long, wraps past 2^63) or Decimal (precise).",
+    Option("bigint.unsigned.handling.mode", str, "long",
+           "BIGINT UNSIGNED as int64 (long, wraps past 2^63) or Decimal (precise).",
            choices=("long", "precise")),
     Option("include.query", bool, False, "Put the SQL statement of each row change in source.query "
            "(needs binlog_annotate_row_events on MariaDB, binlog_rows_query_log_events on MySQL)."),

@@ -7,14 +7,15 @@ pins ``time_zone='+00:00'`` so TIMESTAMP values read in a snapshot are UTC, as i
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import pymysql
 
 from cdc.config import Config
-from cdc.core.retry import RetryPolicy
 from cdc.core.errors import CdcError, RetriableSourceError, SourceError
+from cdc.core.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ class ConnectionSettings:
     retry_wait_s: float
 
     @classmethod
-    def from_config(cls, config: Config) -> "ConnectionSettings":
+    def from_config(cls, config: Config) -> ConnectionSettings:
         return cls(
             host=config.get("database.hostname"),
             port=config.get("database.port"),
@@ -182,9 +183,11 @@ def server_checks(conn: pymysql.connections.Connection, settings: ConnectionSett
     mariadb = "mariadb" in version.lower()
     if values.get("log_bin", "OFF").upper() != "ON":
         raise SourceError(f"the binlog is off on {settings.host}:{settings.port}",
-                          fix="start the server with log_bin (e.g. --log-bin=mysql-bin), binlog_format=ROW and a server_id")
+                          fix="start the server with log_bin (e.g. --log-bin=mysql-bin), binlog_format=ROW and a "
+                              "server_id")
     if values.get("binlog_format", "").upper() != "ROW":
-        raise SourceError(f"binlog_format is {values.get('binlog_format')!r}: only ROW records the rows a CDC source needs",
+        raise SourceError(f"binlog_format is {values.get('binlog_format')!r}: only ROW records the rows a CDC source "
+                          "needs",
                           fix="SET GLOBAL binlog_format = 'ROW' (and in the server's config), then reconnect clients")
     if values.get("binlog_row_image", "FULL").upper() != "FULL":
         raise SourceError(f"binlog_row_image is {values.get('binlog_row_image')!r}: updates would miss columns",
@@ -214,7 +217,8 @@ def _check_grants(conn: pymysql.connections.Connection, settings: ConnectionSett
         return
     missing = [p for p in ("REPLICATION SLAVE", "REPLICATION CLIENT")
                if p not in grants and not (p == "REPLICATION CLIENT" and "BINLOG MONITOR" in grants)
-               and not (p == "REPLICATION SLAVE" and "REPLICATION SLAVE ADMIN" in grants and "REPLICATION SLAVE," in grants)]
+               and not (p == "REPLICATION SLAVE" and "REPLICATION SLAVE ADMIN" in grants
+                        and "REPLICATION SLAVE," in grants)]
     if missing:
         raise SourceError(f"user {settings.user!r} lacks {' and '.join(missing)} on *.*: it cannot read the binlog",
                           fix=f"GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{settings.user}'@'<host>'")

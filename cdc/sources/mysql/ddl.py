@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import TokenError
@@ -97,7 +98,8 @@ class _Tokenizer(MySQL.Tokenizer):
 
 
 _EXECUTABLE_COMMENT = re.compile(r"/\*M?!\d*")
-_FIRST_WORD = re.compile(r"(?:\s+|/\*(?!M?!).*?\*/|--[^\n]*(?:\n|$)|#[^\n]*(?:\n|$))*(?:/\*M?!\d*\s*)?([A-Za-z]+)", re.S)
+_FIRST_WORD = re.compile(r"(?:\s+|/\*(?!M?!).*?\*/|--[^\n]*(?:\n|$)|#[^\n]*(?:\n|$))*(?:/\*M?!\d*\s*)?([A-Za-z]+)",
+                         re.S)
 _DDL_WORDS = {"CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "USE", "SET"}
 
 
@@ -250,7 +252,7 @@ class _Cursor:
         elif _is_word(token) and self.is_type(TokenType.L_PAREN):
             self.skip_parens()
 
-    def paren_groups(self) -> list["_Cursor"]:
+    def paren_groups(self) -> list[_Cursor]:
         """The comma-separated items of the ``( ... )`` group starting here, as cursors."""
         if not self.accept_type(TokenType.L_PAREN):
             raise self.error("expected (")
@@ -270,7 +272,7 @@ class _Cursor:
             items[-1].append(token)
         return [_Cursor(item, self.sql) for item in items if item]
 
-    def split_top_level(self) -> list["_Cursor"]:
+    def split_top_level(self) -> list[_Cursor]:
         """The rest of the statement split at commas outside parentheses."""
         parts: list[list[Token]] = [[]]
         depth = 0
@@ -655,7 +657,7 @@ class _Draft:
     previous_id: TableId | None = None
 
     @classmethod
-    def of(cls, table: Table) -> "_Draft":
+    def of(cls, table: Table) -> _Draft:
         return cls(table.id, list(table.columns), list(table.primary_key), table.default_charset,
                    table.comment, table.attributes)
 
@@ -724,7 +726,7 @@ class _State:
     databases: dict[str, str | None] = field(default_factory=dict)  # name -> default charset
     server_charset: str | None = None
 
-    def copy(self) -> "_State":
+    def copy(self) -> _State:
         return _State(dict(self.tables), dict(self.databases), self.server_charset)
 
 
@@ -1332,7 +1334,7 @@ class MySqlSchema:
         entries: Iterable[dict[str, Any]],
         until_position_predicate: Callable[[dict[str, Any]], bool] | None = None,
         **options: Any,
-    ) -> "MySqlSchema":
+    ) -> MySqlSchema:
         """Rebuild the schema from history records whose position the predicate accepts.
 
         As Debezium recovers: a record's ``tableChanges``, when it has some, are applied as they

@@ -42,19 +42,19 @@ class BinlogPosition:
         index, file, pos = position_key(self.file, self.pos)
         return index, file, pos, self.event, self.row
 
-    def __lt__(self, other: "BinlogPosition") -> bool:
+    def __lt__(self, other: BinlogPosition) -> bool:
         return self.key() < other.key()
 
     @property
     def inside_transaction(self) -> bool:
         return bool(self.event or self.row)
 
-    def inside(self, file: str, pos: int, event: int) -> "BinlogPosition":
+    def inside(self, file: str, pos: int, event: int) -> BinlogPosition:
         """The position after ``event`` rows events of the transaction starting at ``file:pos``."""
         return replace(self, file=file, pos=pos, event=event, row=0)
 
     @classmethod
-    def from_offset(cls, offset: dict[str, Any]) -> "BinlogPosition":
+    def from_offset(cls, offset: dict[str, Any]) -> BinlogPosition:
         for key, what in _FOREIGN_KEYS.items():
             if key in offset:
                 raise OffsetStoreError(

@@ -22,9 +22,10 @@ converters of ``types.py`` take:
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable, Sequence
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from cdc.core.errors import SourceError
 

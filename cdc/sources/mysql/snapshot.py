@@ -14,13 +14,14 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pymysql
 
 from cdc.core.errors import SourceError
-from cdc.sources.mysql.connection import ER_SPECIFIC_ACCESS_DENIED, ER_ACCESS_DENIED, binlog_position
+from cdc.sources.mysql.connection import ER_ACCESS_DENIED, ER_SPECIFIC_ACCESS_DENIED, binlog_position
 
 log = logging.getLogger(__name__)
 
@@ -159,14 +160,16 @@ def schema_statements(read: SchemaRead, server_charset: str | None, server_colla
     """
     charset = server_charset or "utf8mb4"
     statements: list[tuple[str, str | None, str, str | None]] = [
-        ("", None, f"SET character_set_server={charset}, collation_server={server_collation or charset + '_general_ci'}",
+        ("", None,
+         f"SET character_set_server={charset}, collation_server={server_collation or charset + '_general_ci'}",
          None)]
     for database, table, _ in read.tables:
         statements.append((database, table, f"DROP TABLE IF EXISTS {quote(database)}.{quote(table)}", table))
     for database, _ in read.databases:
         db_charset, db_collation = read.charsets.get(database, (charset, server_collation or ""))
         statements.append((database, None, f"DROP DATABASE IF EXISTS {quote(database)}", None))
-        statements.append((database, None, f"CREATE DATABASE {quote(database)} CHARSET {db_charset} COLLATE {db_collation}",
+        statements.append((database, None,
+                           f"CREATE DATABASE {quote(database)} CHARSET {db_charset} COLLATE {db_collation}",
                            None))
         statements.append((database, None, f"USE {quote(database)}", None))
         for db, table, ddl in read.tables:

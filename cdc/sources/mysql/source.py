@@ -20,17 +20,18 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Iterator, Sequence
+from typing import Any, ClassVar
 
 import pymysql
 
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Config, Option
-from cdc.core.envelope import OP_READ, now_ts
-from cdc.core.emitter import ChangeEmitter
-from cdc.core.errors import SchemaHistoryError, SourceError
 from cdc.core import signals as sig
+from cdc.core.emitter import ChangeEmitter
+from cdc.core.envelope import OP_READ, now_ts
+from cdc.core.errors import SchemaHistoryError, SourceError
 from cdc.core.filters import NameFilter
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
@@ -38,11 +39,11 @@ from cdc.core.progress import TableProgress
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.schema import Table
 from cdc.core.schema_change import SchemaChangeEvents
+from cdc.core.schema_history import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
+from cdc.core.signal_handler import SignalHandler
 from cdc.core.snapshot_marks import SnapshotMarks
 from cdc.core.snapshot_mode import Plan, decide, normalize
 from cdc.core.source import SourceSettings
-from cdc.core.schema_history import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
-from cdc.core.signal_handler import SignalHandler
 from cdc.sources.mysql import binlog as bl
 from cdc.sources.mysql import chunks
 from cdc.sources.mysql import snapshot as snap
@@ -60,8 +61,8 @@ from cdc.sources.mysql.connection import (
 from cdc.sources.mysql.ddl import MySqlSchema, history_record
 from cdc.sources.mysql.gtids import DeliveredGtids
 from cdc.sources.mysql.position import BinlogPosition, position_key
-from cdc.sources.mysql.stream import BinlogChanges, Step, StreamSettings
 from cdc.sources.mysql.source_info import source_block, source_schema
+from cdc.sources.mysql.stream import BinlogChanges, Step, StreamSettings
 from cdc.sources.mysql.tables import TableState
 from cdc.sources.mysql.types import TypeModes
 
@@ -117,7 +118,8 @@ class MySqlSource:
         self.settings = ConnectionSettings.from_config(config)
         common = SourceSettings.from_config(config)
         self.prefix, self.max_batch = common.prefix, common.max_batch
-        self.table_filter, self.column_filter, self.key_spec = common.table_filter, common.column_filter, common.key_spec
+        self.table_filter, self.column_filter = common.table_filter, common.column_filter
+        self.key_spec = common.key_spec
         self.client_server_id: int = config.get("database.server.id")
         self.snapshot_mode: str = normalize(config.get("snapshot.mode"))
         self.database_filter = NameFilter(config.get("database.include.list"), config.get("database.exclude.list"))
@@ -134,7 +136,8 @@ class MySqlSource:
         self.only_captured_databases_ddl: bool = config.get("schema.history.internal.store.only.captured.databases.ddl")
         self.heartbeat_s = max(config.get("binlog.heartbeat.interval.ms"), 1) / 1000
         self.history = open_history(config)
-        self.heartbeat = Heartbeat(self.prefix, config.get("heartbeat.topics.prefix"), config.get("heartbeat.interval.ms"))
+        self.heartbeat = Heartbeat(self.prefix, config.get("heartbeat.topics.prefix"),
+                                   config.get("heartbeat.interval.ms"))
         # signals and incremental snapshots (cdc.core.signals, cdc.core.incremental)
         self.signal_table: str | None = config.get("signal.data.collection")
         channels = config.get("signal.enabled.channels")
@@ -145,7 +148,8 @@ class MySqlSource:
         self._marks: list[tuple[tuple[int, str, int], str, str]] = []
         self._reader = chunks.MySqlChunkReader(self)
         self._signals = chunks.SignalWriter(self._reader.connection, self.signal_table) if self.signal_table else None
-        self._incr = IncrementalSnapshot(self._reader, self._write_watermark, config.get("incremental.snapshot.chunk.size"))
+        self._incr = IncrementalSnapshot(self._reader, self._write_watermark,
+                                         config.get("incremental.snapshot.chunk.size"))
         self._signal_handler = SignalHandler(self._incr, captured_keys=self._captured_keys,
                                              watermarks_writable=self.signal_source or self.read_only,
                                              channels=sig.polled_channels(config))
@@ -312,7 +316,8 @@ class MySqlSource:
                         log.error("blocking snapshot: table %s is no longer captured; skipped", name)
                         continue
                     condition = (request.get("conditions") or {}).get(name)
-                    log.info("blocking snapshot of %s%s (streaming paused)", name, f" where {condition}" if condition else "")
+                    log.info("blocking snapshot of %s%s (streaming paused)", name,
+                             f" where {condition}" if condition else "")
                     try:
                         for rows in snap.select_rows(conn, database, table, fetch, condition):
                             ts = now_ts()
@@ -330,7 +335,8 @@ class MySqlSource:
 
     def _control_conn(self) -> pymysql.connections.Connection:
         if self._conn is None or not self._conn.open:
-            self._conn = with_retries(self.settings, "connecting to MySQL", self.settings.connect, lambda: self._stopping)
+            self._conn = with_retries(self.settings, "connecting to MySQL", self.settings.connect,
+                                      lambda: self._stopping)
         return self._conn
 
     def captured_database(self, database: str) -> bool:
@@ -464,7 +470,8 @@ class MySqlSource:
                                    tables_to_lock=lambda: self._captured_tables(conn))
             else:  # recovery: the schema now, recorded at the stored position
                 point = snap.SnapshotPoint(at["file"], int(at["pos"]), at.get("gtids"))
-            log.info("snapshot at binlog %s:%d%s", point.file, point.pos, f" (GTIDs {point.gtids})" if point.gtids else "")
+            log.info("snapshot at binlog %s:%d%s", point.file, point.pos,
+                     f" (GTIDs {point.gtids})" if point.gtids else "")
             read = snap.read_schema(conn, self.captured_database)
             snap.release_global_lock(conn, point)
             ts_ms = int(time.time() * 1000)
@@ -506,7 +513,8 @@ class MySqlSource:
 
     def _captured_tables(self, conn: pymysql.connections.Connection) -> list[tuple[str, str]]:
         with conn.cursor() as cur:
-            cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'")
+            cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
+                        "WHERE TABLE_TYPE = 'BASE TABLE'")
             return [(d, t) for d, t in cur.fetchall() if self.captured(d, t)]
 
     def _snapshot_rows(self, conn: pymysql.connections.Connection, read: snap.SchemaRead, point: snap.SnapshotPoint,

@@ -17,8 +17,9 @@ from __future__ import annotations
 import enum
 import re
 import struct
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.envelope import now_ts
@@ -38,8 +39,8 @@ from cdc.sources.mysql.types import is_unsigned
 
 _OPS = {bl.WriteRowsEvent: "c", bl.UpdateRowsEvent: "u", bl.DeleteRowsEvent: "d"}
 _DROP_TABLE = re.compile(r"\s*DROP\s+(?:TEMPORARY\s+)?TABLE\s+(IF\s+EXISTS\s+)?", re.IGNORECASE)
-_TRUNCATE = re.compile(r"\s*TRUNCATE\s+(?:TABLE\s+)?(?:`((?:[^`]|``)+)`|(\w+))(?:\s*\.\s*(?:`((?:[^`]|``)+)`|(\w+)))?\s*;?\s*$",
-                       re.IGNORECASE)
+_TRUNCATE = re.compile(r"\s*TRUNCATE\s+(?:TABLE\s+)?(?:`((?:[^`]|``)+)`|(\w+))"
+                       r"(?:\s*\.\s*(?:`((?:[^`]|``)+)`|(\w+)))?\s*;?\s*$", re.IGNORECASE)
 
 
 class Step(enum.Enum):

@@ -8,7 +8,8 @@ table order.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from cdc.core import connect
 from cdc.core.envelope import TableEnvelope

@@ -43,16 +43,17 @@ from __future__ import annotations
 
 import base64
 import codecs
-import logging
 import ipaddress
+import logging
 import math
 import re
 import struct
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
-from typing import Any, Callable
+from typing import Any
 
 from cdc.core.encodings import JDBC, decimal_bytes, float32
 from cdc.core.errors import ConfigError
@@ -571,7 +572,7 @@ def _datetime_micros(value: Any) -> int:
     elif not isinstance(value, datetime):  # a date
         value = datetime(value.year, value.month, value.day)
     if value.tzinfo is not None:
-        value = value.astimezone(timezone.utc).replace(tzinfo=None)
+        value = value.astimezone(UTC).replace(tzinfo=None)
     return (value - _EPOCH) // _ONE_US
 
 
@@ -585,7 +586,7 @@ def _zoned_converter(column: Column) -> Converter:
         if isinstance(value, str):
             value = datetime.fromisoformat(value)
         if value.tzinfo is not None:  # python-mysql-replication gives naive UTC
-            value = value.astimezone(timezone.utc).replace(tzinfo=None)
+            value = value.astimezone(UTC).replace(tzinfo=None)
         text = value.strftime("%Y-%m-%dT%H:%M:%S") if value.year >= 1000 else \
             f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value:%H:%M:%S}"
         if 0 < digits <= 9:

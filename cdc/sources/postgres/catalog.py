@@ -142,12 +142,14 @@ def ensure_publication(conn: psycopg.Connection, publication: str, mode: str, ta
         except psycopg.errors.InsufficientPrivilege as exc:
             raise SourceError(
                 f"cannot create publication {publication!r}: {exc}",
-                fix="create it as a superuser (FOR ALL TABLES needs one), or use publication.autocreate.mode=filtered as the tables' owner",
+                fix="create it as a superuser (FOR ALL TABLES needs one), or use "
+                    "publication.autocreate.mode=filtered as the tables' owner",
             ) from None
     elif mode == "filtered" and set(wanted) != existing:
         _require_tables(tables, publication)
         log.info("updating publication %s to the filtered tables %s", publication, wanted)
-        conn.execute(sql.SQL("ALTER PUBLICATION {} SET TABLE {}").format(sql.Identifier(publication), _table_list(tables)))
+        conn.execute(sql.SQL("ALTER PUBLICATION {} SET TABLE {}").format(sql.Identifier(publication),
+                                                                         _table_list(tables)))
 
 
 def _require_tables(tables: list[CatalogTable], publication: str) -> None:

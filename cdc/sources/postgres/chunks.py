@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg import sql
@@ -65,7 +66,7 @@ def key_sql(columns: Sequence[str]) -> sql.Composable:
 
 def values_sql(values: Sequence[Any], types: Sequence[str]) -> sql.Composable:
     return sql.SQL("({})").format(sql.SQL(", ").join(
-        sql.SQL("{}::{}").format(sql.Literal(v), sql.SQL(t)) for v, t in zip(values, types)))
+        sql.SQL("{}::{}").format(sql.Literal(v), sql.SQL(t)) for v, t in zip(values, types, strict=True)))
 
 
 def chunk_select(table: cat.CatalogTable, key: Sequence[str], types: Sequence[str], *, condition: str | None,
@@ -122,7 +123,7 @@ class PgChunkReader:
     """The :class:`cdc.core.incremental.ChunkReader` of PostgreSQL: one query a chunk, READ COMMITTED;
     with ``read.only`` inside a REPEATABLE READ transaction whose snapshot is kept in :attr:`visibility`."""
 
-    def __init__(self, source: "PostgresSource") -> None:
+    def __init__(self, source: PostgresSource) -> None:
         self.source = source
         self._conn: psycopg.Connection | None = None
         self._states: dict[str, tuple[int, TableState]] = {}

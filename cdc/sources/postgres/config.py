@@ -6,6 +6,7 @@ import re
 from cdc.config import Option, non_negative, positive, tcp_port
 from cdc.core.signals import SIGNAL_OPTIONS
 
+
 def _slot_name(value: str) -> str | None:
     """PostgreSQL's rule for replication slot names."""
     if not re.fullmatch(r"[a-z0-9_]{1,63}", value):
@@ -21,15 +22,18 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
     Option("database.dbname", str, "postgres", "Database to capture."),
     Option("database.sslmode", str, "prefer", "libpq sslmode.",
            choices=("disable", "allow", "prefer", "require", "verify-ca", "verify-full")),
-    Option("plugin.name", str, "pgoutput", "Logical decoding plugin; only pgoutput is supported.", choices=("pgoutput",)),
+    Option("plugin.name", str, "pgoutput", "Logical decoding plugin; only pgoutput is supported.",
+           choices=("pgoutput",)),
     Option("slot.name", str, "debezium", "Name of the logical replication slot.", validator=_slot_name),
     Option("slot.drop.on.stop", bool, False, "Drop the slot when the pipeline stops cleanly (tests, demos)."),
-    Option("slot.max.retries", int, 6, "Attempts to acquire a slot that is still active for another process.", validator=non_negative),
+    Option("slot.max.retries", int, 6, "Attempts to acquire a slot that is still active for another process.",
+           validator=non_negative),
     Option("slot.retry.delay.ms", int, 2000, "Pause between those attempts."),
     Option("publication.name", str, "dbz_publication", "Name of the publication."),
     Option("publication.autocreate.mode", str, "all_tables", "Create the publication when missing.",
            choices=("all_tables", "filtered", "disabled")),
-    Option("status.update.interval.ms", int, 10000, "Most time between standby status updates to the server.", validator=non_negative),
+    Option("status.update.interval.ms", int, 10000, "Most time between standby status updates to the server.",
+           validator=non_negative),
     Option("transaction.id.mode", str, "transaction", "Transaction ids of provide.transaction.metadata: one "
            "'txid:commitLSN' for a whole transaction (transaction), or 'txid:LSN' with each event's own LSN as "
            "Debezium 3.6 writes them, so that BEGIN, the events and END carry different ids (debezium).",
@@ -43,9 +47,11 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
     Option("read.only", bool, False, "Incremental snapshots without writing to the database: each chunk is "
            "read in a REPEATABLE READ transaction whose snapshot and WAL position bound its window, instead of "
            "watermark rows in the signal table (send signals through the file or Kafka channel). PostgreSQL 13+."),
-    Option("heartbeat.action.query", str, None, "SQL run on every heartbeat, e.g. to move the slot on a quiet database."),
+    Option("heartbeat.action.query", str, None,
+           "SQL run on every heartbeat, e.g. to move the slot on a quiet database."),
     Option("errors.max.retries", int, 5, "Attempts to (re)connect before giving up.", validator=non_negative),
-    Option("retriable.restart.connector.wait.ms", int, 500, "First pause before reconnecting; doubles each attempt.", validator=non_negative),
+    Option("retriable.restart.connector.wait.ms", int, 500, "First pause before reconnecting; doubles each attempt.",
+           validator=non_negative),
     Option("snapshot.fetch.size", int, 10240, "Rows per snapshot batch handed to the sink.", validator=positive),
     Option("snapshot.progress", str, "auto", "Show a progress bar during snapshots (auto: when stderr is a terminal).",
            choices=("auto", "bar", "log", "off")),

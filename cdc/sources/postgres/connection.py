@@ -7,15 +7,16 @@ exponential backoff by :func:`with_retries`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 import psycopg
 from psycopg.conninfo import make_conninfo
 
 from cdc.config import Config
-from cdc.core.retry import RetryPolicy
 from cdc.core.errors import CdcError, RetriableSourceError, SourceError
+from cdc.core.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ class ConnectionSettings:
     retry_wait_s: float
 
     @classmethod
-    def from_config(cls, config: Config) -> "ConnectionSettings":
+    def from_config(cls, config: Config) -> ConnectionSettings:
         return cls(
             host=config.get("database.hostname"),
             port=config.get("database.port"),
@@ -104,7 +105,8 @@ def translate(exc: BaseException, settings: ConnectionSettings | None = None) ->
                            fix="check database.hostname (and the DNS of this machine)")
     if "no pg_hba.conf entry" in low:
         return SourceError(f"{text}", fix="allow the user (and 'replication' for the database) in pg_hba.conf")
-    if any(s in low for s in ("connection refused", "could not connect", "timeout expired", "server closed the connection",
+    if any(s in low for s in ("connection refused", "could not connect", "timeout expired",
+                              "server closed the connection",
                               "terminating connection", "connection to server", "could not receive data",
                               "no connection to the server", "the database system is starting up",
                               "the database system is shutting down", "consuming input failed",
@@ -116,6 +118,7 @@ def translate(exc: BaseException, settings: ConnectionSettings | None = None) ->
     return SourceError(f"PostgreSQL error at {where}: {text}")
 
 
-def with_retries(settings: ConnectionSettings, what: str, action: Callable[[], T], stopping: Callable[[], bool] = lambda: False) -> T:
+def with_retries(settings: ConnectionSettings, what: str, action: Callable[[], T],
+                 stopping: Callable[[], bool] = lambda: False) -> T:
     """Run ``action`` under the retry policy (cdc.core.retry)."""
     return settings.retry.call(what, action, stopping)

@@ -8,7 +8,8 @@ type's zero (``0``, ``""``, ``false``), a nullable one no default.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _CASTS = r"(?:::[\w\s\".\[\]()]+?)*"
 _STRING = re.compile(r"'((?:[^']|'')*)'" + _CASTS)

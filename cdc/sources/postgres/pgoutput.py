@@ -10,8 +10,8 @@ unchanged TOASTed value the server did not send, ``str`` for text values, ``byte
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Union
 
 PG_EPOCH_OFFSET_US = 946_684_800_000_000  # 2000-01-01 - 1970-01-01 in microseconds
 
@@ -150,8 +150,8 @@ class StreamAbort:
     abort_ts: int | None
 
 
-Message = Union[Begin, Commit, Origin, Relation, TypeMessage, Insert, Update, Delete, Truncate, LogicalMessage,
-                StreamStart, StreamStop, StreamCommit, StreamAbort]
+Message = (Begin | Commit | Origin | Relation | TypeMessage | Insert | Update | Delete | Truncate | LogicalMessage
+           | StreamStart | StreamStop | StreamCommit | StreamAbort)
 
 _I16 = struct.Struct("!h")
 _U16 = struct.Struct("!H")

@@ -37,7 +37,7 @@ class PgPosition:
         return self.lsn_proc is not None
 
     @classmethod
-    def from_offset(cls, offset: dict[str, Any]) -> "PgPosition":
+    def from_offset(cls, offset: dict[str, Any]) -> PgPosition:
         for key, what in _FOREIGN_KEYS.items():
             if key in offset:
                 raise OffsetStoreError(
@@ -70,5 +70,6 @@ class PgPosition:
     def __str__(self) -> str:
         text = format_lsn(self.lsn)
         if self.lsn_proc is not None and self.lsn_commit is not None:
-            text += f" (inside the transaction committed at {format_lsn(self.lsn_commit)}, after {format_lsn(self.lsn_proc)})"
+            text += (f" (inside the transaction committed at {format_lsn(self.lsn_commit)}, "
+                     f"after {format_lsn(self.lsn_proc)})")
         return text

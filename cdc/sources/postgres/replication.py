@@ -17,8 +17,8 @@ import logging
 import select
 import struct
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import psycopg
 from psycopg import pq
@@ -191,7 +191,8 @@ def replication_error(message: str, slot: str) -> CdcError:
             ),
         )
     if "publication" in low and "does not exist" in low:
-        return SourceError(text, fix="create the publication, or set publication.autocreate.mode=all_tables or filtered")
+        return SourceError(text,
+                           fix="create the publication, or set publication.autocreate.mode=all_tables or filtered")
     if "requested wal segment" in low and "removed" in low:
         return SlotMissingError(text, fix="the WAL needed was removed; re-snapshot with snapshot.mode=when_needed")
     return RetriableSourceError(f"replication stream broke: {text}", fix="the source reconnects; check the server log")

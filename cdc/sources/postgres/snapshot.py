@@ -7,7 +7,7 @@ COPY TO only escapes ``\\b \\f \\n \\r \\t \\v \\\\`` and writes NULL as ``\\N``
 from __future__ import annotations
 
 import re
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 import psycopg
 from psycopg import pq, sql

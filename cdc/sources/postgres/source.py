@@ -27,20 +27,21 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, ClassVar, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
 
 import psycopg
 
 from cdc.config import CORE_OPTIONS, Config, Option
-from cdc.core.envelope import OP_READ, now_ts
-from cdc.core.emitter import ChangeEmitter
-from cdc.core.errors import CdcError, SourceError
 from cdc.core import signals as sig
+from cdc.core.emitter import ChangeEmitter
+from cdc.core.envelope import OP_READ, now_ts
+from cdc.core.errors import CdcError, SourceError
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
-from cdc.core.signal_handler import SignalHandler
 from cdc.core.progress import TableProgress
 from cdc.core.records import Batch, ChangeEvent
+from cdc.core.signal_handler import SignalHandler
 from cdc.core.snapshot_marks import SnapshotMarks, snapshot_flag
 from cdc.core.snapshot_mode import Plan, decide
 from cdc.core.source import SourceSettings
@@ -50,10 +51,16 @@ from cdc.sources.postgres import pgoutput as po
 from cdc.sources.postgres.config import POSTGRES_OPTIONS
 from cdc.sources.postgres.connection import ConnectionSettings, with_retries
 from cdc.sources.postgres.position import PgPosition
-from cdc.sources.postgres.replication import IDLE, ReplicationStream, SlotInUseError, SlotMissingError, replication_error
+from cdc.sources.postgres.replication import (
+    IDLE,
+    ReplicationStream,
+    SlotInUseError,
+    SlotMissingError,
+    replication_error,
+)
 from cdc.sources.postgres.snapshot import copy_rows, copy_select
-from cdc.sources.postgres.stream import ChangeStream
 from cdc.sources.postgres.source_info import source_block
+from cdc.sources.postgres.stream import ChangeStream
 from cdc.sources.postgres.tables import ColumnType, TableState
 from cdc.sources.postgres.types import TypeModes, TypeRegistry
 
@@ -81,7 +88,8 @@ class PostgresSource:
         self.settings = ConnectionSettings.from_config(config)
         common = SourceSettings.from_config(config)
         self.prefix, self.max_batch = common.prefix, common.max_batch
-        self.table_filter, self.column_filter, self.key_spec = common.table_filter, common.column_filter, common.key_spec
+        self.table_filter, self.column_filter = common.table_filter, common.column_filter
+        self.key_spec = common.key_spec
         self.slot: str = config.get("slot.name")
         self.publication: str = config.get("publication.name")
         self.snapshot_mode: str = config.get("snapshot.mode")
@@ -95,7 +103,8 @@ class PostgresSource:
         )
         self.emitter = ChangeEmitter.from_settings(common)
         self.tx_tracker = self.emitter.tracker
-        self.heartbeat = Heartbeat(self.prefix, config.get("heartbeat.topics.prefix"), config.get("heartbeat.interval.ms"))
+        self.heartbeat = Heartbeat(self.prefix, config.get("heartbeat.topics.prefix"),
+                                   config.get("heartbeat.interval.ms"))
         self.heartbeat_query: str | None = config.get("heartbeat.action.query")
         self._conn: psycopg.Connection | None = None
         self._repl_conn: psycopg.Connection | None = None
@@ -114,7 +123,8 @@ class PostgresSource:
         self._read_only_window: tuple[str, chunks.Visibility] | None = None  # read.only: (chunk id, what it saw)
         self._signals = chunks.SignalTable(self._catalog_conn, self.signal_table) if self.signal_table else None
         self._reader = chunks.PgChunkReader(self)
-        self._incr = IncrementalSnapshot(self._reader, self._write_watermark, config.get("incremental.snapshot.chunk.size"))
+        self._incr = IncrementalSnapshot(self._reader, self._write_watermark,
+                                         config.get("incremental.snapshot.chunk.size"))
         self._signal_handler = SignalHandler(self._incr, captured_keys=self._captured_keys,
                                              watermarks_writable=self.signal_source or self.read_only,
                                              channels=sig.polled_channels(config))
@@ -127,7 +137,8 @@ class PostgresSource:
 
     def _catalog_conn(self) -> psycopg.Connection:
         if self._conn is None or self._conn.closed:
-            self._conn = with_retries(self.settings, "connecting to PostgreSQL", self.settings.connect, lambda: self._stopping)
+            self._conn = with_retries(self.settings, "connecting to PostgreSQL", self.settings.connect,
+                                      lambda: self._stopping)
         return self._conn
 
     def _replication_conn(self) -> psycopg.Connection:
@@ -322,7 +333,8 @@ class PostgresSource:
 
     # ---- snapshot ---------------------------------------------------------------------------
 
-    def _snapshot(self, tables: list[cat.CatalogTable], snapshot_name: str | None, lsn: int, final: bool) -> Iterator[Batch]:
+    def _snapshot(self, tables: list[cat.CatalogTable], snapshot_name: str | None, lsn: int,
+                  final: bool) -> Iterator[Batch]:
         conn = self.settings.connect()
         try:
             conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -492,7 +504,7 @@ class PostgresSource:
     def signal_row(self, values: Sequence[Any], events: list[ChangeEvent], position: tuple[int, int]) -> None:
         self.stream_lsn = position[1]
         assert self._changes is not None
-        row = dict(zip(self._changes.signal_columns, values))
+        row = dict(zip(self._changes.signal_columns, values, strict=False))  # a column added since: ignored
         self._signal_handler.on_row(row, events, position, str(self.signal_table))
 
     def watching(self, table: str, xid: int) -> bool:
@@ -637,7 +649,8 @@ class PostgresSource:
             if snapshot_name:
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 conn.execute(f"SET TRANSACTION SNAPSHOT '{snapshot_name}'")
-            log.info("resumable snapshot of %d table(s) at %s, %d rows a chunk", len(remaining), po.format_lsn(lsn), chunk)
+            log.info("resumable snapshot of %d table(s) at %s, %d rows a chunk", len(remaining), po.format_lsn(lsn),
+                     chunk)
             for index, table in enumerate(remaining):
                 rest = [t.qualified for t in remaining[index:]]
                 state = self.table_state(table)
@@ -670,7 +683,8 @@ class PostgresSource:
                 while True:
                     select = chunks.chunk_select(table, key, types, condition=None, after=last_key, upto=None,
                                                  limit=chunk + 1)
-                    rows = [r for batch in copy_select(conn, select, table.qualified, batch_rows=chunk + 1) for r in batch]
+                    rows = [r for batch in copy_select(conn, select, table.qualified,
+                                                       batch_rows=chunk + 1) for r in batch]
                     more = len(rows) > chunk
                     rows = rows[:chunk]
                     events = []

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import base64
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 from cdc.core import connect
 from cdc.core.connect import ConnectSchema
@@ -31,7 +32,8 @@ from cdc.sources.postgres.source_info import SOURCE_SCHEMA, source_block
 from cdc.sources.postgres.tables import TableState
 
 MESSAGE_KEY_SCHEMA = ConnectSchema(connect.struct(
-    [connect.field("prefix", connect.OPTIONAL_STRING)], optional=False, name="io.debezium.connector.postgresql.MessageKey",
+    [connect.field("prefix",
+                   connect.OPTIONAL_STRING)], optional=False, name="io.debezium.connector.postgresql.MessageKey",
     version=1))
 MESSAGE_VALUE_SCHEMA = ConnectSchema(connect.struct(
     [

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import base64
 import logging
-from typing import Any, Callable, Protocol, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from cdc.core import connect
 from cdc.core.envelope import TableEnvelope
 from cdc.core.filters import NameFilter, resolve_key_columns
 from cdc.core.topics import table_topic
 from cdc.sources.postgres.catalog import CatalogTable
+from cdc.sources.postgres.defaults import NO_DEFAULT, default_value, zero
 from cdc.sources.postgres.pgoutput import UNCHANGED_TOAST
 from cdc.sources.postgres.source_info import SOURCE_SCHEMA, sequence, source_block
-from cdc.sources.postgres.defaults import NO_DEFAULT, default_value, zero
 from cdc.sources.postgres.types import TypeModes, TypeRegistry, column_kind, field_schema, text_converter
 
 log = logging.getLogger(__name__)

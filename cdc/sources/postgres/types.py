@@ -53,10 +53,11 @@ import base64
 import json
 import math
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from cdc.core.encodings import decimal_bytes, float32, to_float32
 from cdc.core.errors import ConfigError
@@ -79,8 +80,8 @@ class PgType:
     category: str  # pg_type.typcategory ('N', 'S', 'A', 'E', 'D', 'B', 'U', ...)
     typtype: str  # 'b' base, 'e' enum, 'd' domain, 'c' composite, 'r' range, 'p' pseudo
     enum_values: tuple[str, ...] = ()
-    element: "PgType | None" = None  # arrays
-    base: "PgType | None" = None  # domains
+    element: PgType | None = None  # arrays
+    base: PgType | None = None  # domains
     schema: str = "pg_catalog"
     # A domain's own typmod (pg_type.typtypmod), e.g. numeric(10,2): a column of the domain has
     # atttypmod -1, and Debezium takes precision/scale from the domain.
@@ -507,8 +508,8 @@ def _bit_bool(text: str) -> bool:
 # ---- dates and times --------------------------------------------------------------------------
 
 _EPOCH = datetime(1970, 1, 1)
-_EPOCH_TZ = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_UTC = timezone.utc
+_EPOCH_TZ = datetime(1970, 1, 1, tzinfo=UTC)
+_UTC = UTC
 _ONE_US = timedelta(microseconds=1)
 _EPOCH_ORDINAL = 719163  # date(1970, 1, 1).toordinal()
 _DAY_US = 86_400_000_000
@@ -990,12 +991,12 @@ class TypeRegistry:
     their base type, arrays with their element type, recursively) from pg_type/pg_enum, one query
     per round of unknown OIDs, cached until invalidated."""
 
-    def __init__(self, connect: Callable[[], "psycopg.Connection"]) -> None:
+    def __init__(self, connect: Callable[[], psycopg.Connection]) -> None:
         self._connect = connect
-        self._conn: "psycopg.Connection | None" = None
+        self._conn: psycopg.Connection | None = None
         self._types: dict[int, PgType] = {}
 
-    def _connection(self) -> "psycopg.Connection":
+    def _connection(self) -> psycopg.Connection:
         if self._conn is None or self._conn.closed:
             self._conn = self._connect()
         return self._conn

@@ -5,7 +5,7 @@ Each check that can fail says why and gives the T-SQL or setting that fixes it.
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 from cdc.core.errors import SourceError
 from cdc.core.filters import NameFilter
@@ -48,7 +48,8 @@ def check_database(conn: QueryLayer) -> None:
 def read_instances(conn: QueryLayer, table_filter: NameFilter) -> list[CaptureInstance]:
     """The capture instances of the included tables (two for a table whose schema evolves)."""
     db = conn.database
-    rows = [r for r in conn.query(q.CAPTURE_INSTANCES) if included(table_filter, db, r["source_schema"], r["source_table"])]
+    rows = [r for r in conn.query(q.CAPTURE_INSTANCES) if included(table_filter, db, r["source_schema"],
+                                                                   r["source_table"])]
     if not rows:
         return []
     columns_cache: dict[int, list] = {}

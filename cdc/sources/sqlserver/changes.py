@@ -17,9 +17,10 @@ as Debezium does.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 from cdc.core.errors import SourceError
 from cdc.sources.sqlserver.lsn import NULL, Lsn
@@ -50,11 +51,11 @@ def _epoch_ns(value: Any) -> int | None:
     if isinstance(value, str):
         from cdc.sources.sqlserver.types import zoned_timestamp  # noqa: PLC0415 - avoid a cycle at import
         text = zoned_timestamp(value, 9)
-        moment = datetime.fromisoformat(text[:19]).replace(tzinfo=timezone.utc)
+        moment = datetime.fromisoformat(text[:19]).replace(tzinfo=UTC)
         return int(moment.timestamp()) * 1_000_000_000 + int(text[20:29])
     if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    delta = value - datetime(1970, 1, 1, tzinfo=timezone.utc)
+        value = value.replace(tzinfo=UTC)
+    delta = value - datetime(1970, 1, 1, tzinfo=UTC)
     return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
 
 
@@ -103,7 +104,7 @@ class Position:
         }
 
     @classmethod
-    def from_offset(cls, offset: Mapping[str, Any]) -> "Position":
+    def from_offset(cls, offset: Mapping[str, Any]) -> Position:
         try:
             commit = Lsn.parse(offset["commit_lsn"]) if offset.get("commit_lsn") else NULL
             change = Lsn.parse(offset["change_lsn"]) if offset.get("change_lsn") else None

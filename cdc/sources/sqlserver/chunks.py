@@ -18,9 +18,11 @@ import json
 import logging
 import time
 import uuid
-from datetime import date, datetime, time as dtime
+from collections.abc import Callable
+from datetime import date, datetime
+from datetime import time as dtime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from cdc.core.envelope import OP_READ
 from cdc.core.errors import SourceError
@@ -93,12 +95,12 @@ class SqlServerChunkReader:
     """The :class:`cdc.core.incremental.ChunkReader` of SQL Server, on the signal database's stream
     connection (chunks are read between polls, where that connection is free)."""
 
-    def __init__(self, stream: Callable[[], "DatabaseStream | None"], prefix: str, clock: Callable[[], int]) -> None:
+    def __init__(self, stream: Callable[[], DatabaseStream | None], prefix: str, clock: Callable[[], int]) -> None:
         self._stream = stream
         self.prefix = prefix
         self.clock = clock
 
-    def _target(self, task: TableTask) -> tuple["DatabaseStream", TableState, list[str]]:
+    def _target(self, task: TableTask) -> tuple[DatabaseStream, TableState, list[str]]:
         stream = self._stream()
         if stream is None:
             raise ChunkError("the signal table's database is not streaming")
@@ -123,7 +125,7 @@ class SqlServerChunkReader:
         return stream, state, key
 
     @staticmethod
-    def _query(stream: "DatabaseStream", sql: str, params: list[Any], what: str) -> list[dict[str, Any]]:
+    def _query(stream: DatabaseStream, sql: str, params: list[Any], what: str) -> list[dict[str, Any]]:
         try:
             return stream.conn.query(sql, tuple(params))
         except SourceError as exc:

@@ -11,18 +11,20 @@ from __future__ import annotations
 import logging
 import re
 import struct
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterator, Protocol, Sequence
+from typing import Any, Protocol
 
 from cdc.config import Config
-from cdc.core.retry import RetryPolicy
 from cdc.core.errors import RetriableSourceError, SourceError
+from cdc.core.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 
 DRIVER_PREFERENCE = ("ODBC Driver 18 for SQL Server", "ODBC Driver 17 for SQL Server", "FreeTDS")
 DRIVER_FIX = ("install an ODBC driver for SQL Server: Microsoft ODBC Driver 18 (package msodbcsql18, "
-              "https://learn.microsoft.com/sql/connect/odbc/linux-mac/installing-the-microsoft-odbc-driver-for-sql-server) "
+              "https://learn.microsoft.com/sql/connect/odbc/linux-mac/"
+              "installing-the-microsoft-odbc-driver-for-sql-server) "
               "or FreeTDS (apt-get install unixodbc tdsodbc), then name it in database.odbc.driver if needed")
 
 # ODBC SQL_ATTR_TXN_ISOLATION values; SNAPSHOT is SQL Server's SQL_TXN_SS_SNAPSHOT.
@@ -61,7 +63,7 @@ class ConnectionSettings:
     retry_wait_s: float
 
     @classmethod
-    def from_config(cls, config: Config) -> "ConnectionSettings":
+    def from_config(cls, config: Config) -> ConnectionSettings:
         return cls(
             hostname=config.get("database.hostname"),
             port=config.get("database.port"),
@@ -199,7 +201,7 @@ class OdbcConnection:
         if cursor.description is None:
             return []
         names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row)) for row in cursor.fetchall()]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
     def batches(self, sql: str, params: Sequence[Any] = (), size: int = 1000) -> Iterator[list[dict[str, Any]]]:
         cursor = self._cursor(sql, params)
@@ -211,7 +213,7 @@ class OdbcConnection:
                 raise translate(exc, f"reading {sql[:80]!r} in database {self.database!r}") from None
             if not rows:
                 return
-            yield [dict(zip(names, row)) for row in rows]
+            yield [dict(zip(names, row, strict=True)) for row in rows]
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         self._cursor(sql, params).close()

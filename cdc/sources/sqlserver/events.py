@@ -8,7 +8,8 @@ moves to its newer capture instance.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.records import ChangeEvent

@@ -20,7 +20,7 @@ class Lsn:
             raise ValueError(f"an LSN is {_SIZE} bytes, got {len(self.raw)}: {self.raw.hex()}")
 
     @classmethod
-    def of(cls, value: "bytes | bytearray | str | Lsn | None") -> "Lsn":
+    def of(cls, value: bytes | bytearray | str | Lsn | None) -> Lsn:
         """From the binary(10) a driver returns, Debezium's text, or None (NULL)."""
         if value is None:
             return NULL
@@ -31,7 +31,7 @@ class Lsn:
         return cls.parse(value)
 
     @classmethod
-    def parse(cls, text: str) -> "Lsn":
+    def parse(cls, text: str) -> Lsn:
         parts = text.strip().split(":")
         if len(parts) != 3 or [len(p) for p in parts] != [8, 8, 4]:
             raise ValueError(f"not an LSN: {text!r} (expected like 00000027:00000758:0005)")

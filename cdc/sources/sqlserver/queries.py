@@ -243,6 +243,7 @@ def all_statements() -> list[str]:
         chunk_bounds("testDB", "dbo", "customers", ["id"], None),
         chunk_bounds("testDB", "dbo", "order_lines", ["order_id", "line"], "[qty] > 1"),
         select_where("dbo", "customers", ["id"], "[id] > 1000"),
-        "EXEC sys.sp_cdc_enable_db", "EXEC sys.sp_cdc_enable_table @source_schema = N'dbo', @source_name = N'customers', "
+        "EXEC sys.sp_cdc_enable_db",
+        "EXEC sys.sp_cdc_enable_table @source_schema = N'dbo', @source_name = N'customers', "
         "@role_name = NULL, @supports_net_changes = 0",
     ]

@@ -17,7 +17,7 @@ stream (Debezium documents the same).
 from __future__ import annotations
 
 import logging
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from cdc.core.envelope import OP_READ
 from cdc.core.errors import SourceError

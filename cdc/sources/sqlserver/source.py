@@ -24,20 +24,21 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Callable, ClassVar, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar
 
 from cdc.config import CORE_OPTIONS, Config, Option
 from cdc.core import signals as sig
+from cdc.core.emitter import ChangeEmitter
 from cdc.core.envelope import OP_READ
 from cdc.core.errors import ConfigError, SourceError
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.records import Batch, ChangeEvent
-from cdc.core.schema_change import SchemaChangeEvents
-from cdc.core.emitter import ChangeEmitter
 from cdc.core.retry import RetryPolicy
-from cdc.core.source import SourceSettings
+from cdc.core.schema_change import SchemaChangeEvents
 from cdc.core.signal_handler import SignalHandler
+from cdc.core.source import SourceSettings
 from cdc.core.topics import sanitize_topic
 from cdc.sources.sqlserver import catalog, chunks
 from cdc.sources.sqlserver import queries as q
@@ -85,7 +86,8 @@ class SqlServerSource:
         self._sleep = sleep or time.sleep
         common = SourceSettings.from_config(config)
         self._common = common
-        self.table_filter, self.column_filter, self.key_spec = common.table_filter, common.column_filter, common.key_spec
+        self.table_filter, self.column_filter = common.table_filter, common.column_filter
+        self.key_spec = common.key_spec
         self.modes = TypeModes(config.get("decimal.handling.mode"), config.get("time.precision.mode"),
                                config.get("binary.handling.mode"))
         self.poll_s = config.get("poll.interval.ms") / 1000
@@ -112,7 +114,8 @@ class SqlServerSource:
                                              watermarks_writable=self.signal_source,
                                              channels=sig.polled_channels(config))
         self._last_offset: dict[str, Any] = {}
-        self.heartbeat = Heartbeat(self.prefix, config.get("heartbeat.topics.prefix"), config.get("heartbeat.interval.ms"))
+        self.heartbeat = Heartbeat(self.prefix, config.get("heartbeat.topics.prefix"),
+                                   config.get("heartbeat.interval.ms"))
 
     # ---- the Source contract ----------------------------------------------------------------
 
@@ -174,7 +177,8 @@ class SqlServerSource:
 
     def _offset(self) -> dict[str, Any]:
         """Every database's position, plus what signals must keep across a restart."""
-        offset: dict[str, Any] = {"databases": {**self._finished, **{db: s.offset() for db, s in self._streams.items()}}}
+        offset: dict[str,
+                     Any] = {"databases": {**self._finished, **{db: s.offset() for db, s in self._streams.items()}}}
         self._signal_handler.state(offset)
         return offset
 
@@ -197,7 +201,7 @@ class SqlServerSource:
         """Captured tables, ``<db>.<schema>.<table>`` (Debezium's data-collection names): has a key."""
         out: dict[str, bool] = {}
         for stream in self._streams.values():
-            for table_name, instance in stream.builder.current.items():
+            for instance in stream.builder.current.values():
                 state = stream.builder.states.get(instance)
                 if state is not None:
                     out[state.data_collection] = bool(state.instance.index_columns)
@@ -271,7 +275,8 @@ class SqlServerSource:
                     log.error("blocking snapshot: table %s is no longer captured; skipped", name)
                     continue
                 condition = (request.get("conditions") or {}).get(name)
-                log.info("blocking snapshot of %s%s (streaming paused)", name, f" where {condition}" if condition else "")
+                log.info("blocking snapshot of %s%s (streaming paused)", name,
+                         f" where {condition}" if condition else "")
                 columns = [c.name for c in state.instance.columns]
                 sql = q.select_where(state.instance.schema, state.instance.table, columns, condition)
                 try:

@@ -5,8 +5,8 @@ from typing import Any
 
 from cdc.core import connect
 from cdc.core.source_info import common_fields
-from cdc.version import VERSION
 from cdc.sources.sqlserver.lsn import Lsn, text_or_none
+from cdc.version import VERSION
 
 SOURCE_SCHEMA: dict[str, Any] = connect.struct(
     [

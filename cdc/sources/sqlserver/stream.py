@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from cdc.core.errors import SourceError
 from cdc.core.filters import NameFilter
@@ -128,7 +129,7 @@ class DatabaseStream:
                               "CDC-enabled: its rows (signals, and the watermarks of incremental snapshots) are read "
                               "from its change table", fix=q.enable_table_sql(self.database, schema, table))
         instances = [i for i in (known if known is not None else read) if not self._is_signal(i)]
-        for name, plan in plan_tables(instances, self.position.commit_lsn).items():
+        for plan in plan_tables(instances, self.position.commit_lsn).values():
             if plan.current.name not in self.builder.states:
                 self.builder.register(plan.current, self.make_state(plan.current))
             self.instances[plan.current.name] = plan.current

@@ -7,8 +7,9 @@ set, so the envelope belongs to the instance, not to the table.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from cdc.core import connect
 from cdc.core.envelope import TableEnvelope

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import base64
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Callable
+from typing import Any
 
 from cdc.core.encodings import JDBC, binary_encoder, decimal_bytes, float32
 from cdc.core.schema import Column
@@ -232,8 +233,8 @@ def zoned_timestamp(value: Any, digits: int) -> str:
     else:
         moment: datetime = value
         if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
-        nanos_total = ((moment - datetime(1970, 1, 1, tzinfo=timezone.utc)) // _ONE_US) * 1000
+            moment = moment.replace(tzinfo=UTC)
+        nanos_total = ((moment - datetime(1970, 1, 1, tzinfo=UTC)) // _ONE_US) * 1000
     seconds, nanos = divmod(nanos_total, 1_000_000_000)
     clock = (_EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S")
     fraction = f".{nanos:09d}"[: digits + 1] if digits > 0 else ""
