@@ -211,7 +211,9 @@ class IncrementalSnapshot:
             columns = tuple(task.key_columns or ())
             buffer: dict[tuple[Any, ...], ChangeEvent] = {}
             for _, event in rows:
-                buffer[event_key(event, columns)] = event
+                key = event_key(event, columns)
+                if key is not None:
+                    buffer[key] = event
             self.window = Window(chunk_id, task, columns, buffer, rows[-1][0] if rows else task.last_key,
                                  exhausted=len(rows) < self.chunk_size)
             return
@@ -228,7 +230,8 @@ class IncrementalSnapshot:
         window = self.window
         if window is None or not window.open or event.table_id != window.task.table:
             return
-        if window.buffer.pop(event_key(event, window.columns), None) is not None:
+        key = event_key(event, window.columns)
+        if key is not None and window.buffer.pop(key, None) is not None:
             window.dropped += 1
 
     @property

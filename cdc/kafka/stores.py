@@ -96,8 +96,10 @@ class _Topic:
                                        "message.timeout.ms": 0, "linger.ms": 0})
         problems: list[str] = []
         try:
-            self._producer.produce(self.topic, value, key,
-                                   on_delivery=lambda err, _msg: err is not None and problems.append(err.str()))
+            def delivered(err: Any, _msg: Any) -> None:
+                if err is not None:
+                    problems.append(err.str())
+            self._producer.produce(self.topic, value, key, on_delivery=delivered)
         except KafkaException as exc:
             problems.append(exc.args[0].str())
         waited = 0.0
@@ -143,9 +145,10 @@ class _Topic:
                         raise OSError(f"no data for {READ_STALL_S:.0f} s although partitions {sorted(ends)} have more")
                     continue
                 partition = message.partition()
-                if message.error():
-                    if message.error().code() != KafkaError._PARTITION_EOF:
-                        raise OSError(message.error().str())
+                error = message.error()
+                if error is not None:
+                    if error.code() != KafkaError._PARTITION_EOF:
+                        raise OSError(error.str())
                     # At the log's end: nothing before our end offset is left (the last offsets
                     # may hold no record to deliver, e.g. a transaction marker).
                     done = partition in ends
@@ -154,7 +157,7 @@ class _Topic:
                     if partition not in ends:
                         continue
                     yield message
-                    done = message.offset() >= ends[partition] - 1
+                    done = (message.offset() or 0) >= ends[partition] - 1
                 if done:
                     consumer.incremental_unassign([TopicPartition(self.topic, partition)])
                     del ends[partition]

@@ -160,7 +160,7 @@ class KafkaSink:
             waited_since = 0.0
             while True:
                 try:
-                    produce(record.topic, record.value, record.key, headers=record.headers)
+                    produce(record.topic, record.value, record.key, headers=record.headers)  # type: ignore[arg-type]
                     break
                 except BufferError:
                     # The local queue is full (slow or absent broker): wait here, drop nothing.

@@ -20,8 +20,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from cdc.spark.session import delta_available
 
@@ -56,12 +57,15 @@ def apply_changes(
     try:
         if events.isEmpty():
             return
-        truncated_at = events.where(F.col("op") == "t").agg(F.max(sequence_by)).first()[0]
+        first = events.where(F.col("op") == "t").agg(F.max(sequence_by)).first()
+        truncated_at = first[0] if first is not None else None
         if truncated_at is not None:
             _truncate(spark, target, fmt, scd_type, truncated_at)
             events = events.where(F.col(sequence_by) > truncated_at)
         changes = events.where(F.col("op").isin("c", "u", "d", "r"))
-        columns = [f.name for f in events.schema["after"].dataType.fields]
+        after_type = events.schema["after"].dataType
+        assert isinstance(after_type, T.StructType)
+        columns = [f.name for f in after_type.fields]
         missing = [k for k in keys if k not in columns]
         if missing:
             raise ValueError(f"key columns {missing} are not columns of the events ({columns})")
@@ -106,7 +110,7 @@ def _merge_delta_scd1(spark: SparkSession, target: str, latest: DataFrame, keys:
         return
     _add_new_columns(spark, target, latest, data_columns)
     condition = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
-    values = {f"`{c}`": f"s.`{c}`" for c in data_columns}
+    values: dict[str, str | Column] = {f"`{c}`": f"s.`{c}`" for c in data_columns}
     (DeltaTable.forPath(spark, target).alias("t").merge(latest.alias("s"), condition)
      .whenMatchedDelete(condition="s._op = 'd'")
      .whenMatchedUpdate(condition="s._op != 'd'", set=values)

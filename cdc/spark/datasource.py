@@ -17,7 +17,7 @@ under their Debezium names. Unknown sources and bad options fail at ``load()``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 READER_OPTIONS = ("source", "table", "maxrowsperbatch", "path")
 
 
-def _source_properties(options: dict[str, str]) -> dict[str, str]:
+def _source_properties(options: Mapping[str, str]) -> dict[str, str]:
     props = {k: v for k, v in options.items() if k.lower() not in READER_OPTIONS}
     props.setdefault("topic.prefix", "cdc")
     props.setdefault("tombstones.on.delete", "false")
@@ -44,7 +44,7 @@ def _source_properties(options: dict[str, str]) -> dict[str, str]:
     return props
 
 
-def _build_source(options: dict[str, str]) -> Any:
+def _build_source(options: Mapping[str, str]) -> Any:
     name = options.get("source")
     if not name:
         raise ConfigError("the cdc data source needs .option('source', NAME)",

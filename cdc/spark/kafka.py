@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from cdc.spark.schema import SOURCE_FIELDS, event_schema, struct_type_of
 
@@ -25,7 +26,7 @@ def read_kafka_topic(spark: Any, bootstrap_servers: str, topic: str, row_schema:
     """
     row_type, to_row = struct_type_of(row_schema)
     schema = event_schema(row_type)
-    value_type = schema[:6]  # op, before, after, source, ts_ms, table
+    value_type = T.StructType(schema.fields[:6])  # op, before, after, source, ts_ms, table
 
     def parse(value: bytearray | None) -> tuple | None:
         if value is None:

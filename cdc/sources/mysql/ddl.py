@@ -29,7 +29,7 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlglot.dialects.mysql import MySQL
 from sqlglot.errors import TokenError
@@ -94,7 +94,7 @@ _LITERALS = {
 
 
 class _Tokenizer(MySQL.Tokenizer):
-    COMMANDS: set[TokenType] = set()  # sqlglot swallows RENAME ... into one string token
+    COMMANDS: ClassVar[set[TokenType]] = set()  # sqlglot swallows RENAME ... into one string token
 
 
 _EXECUTABLE_COMMENT = re.compile(r"/\*M?!\d*")
@@ -244,7 +244,8 @@ class _Cursor:
         if self.is_type(TokenType.L_PAREN):
             self.skip_parens()
             return
-        if self.peek() is not None and self.peek().token_type in (TokenType.DASH, TokenType.PLUS):
+        ahead = self.peek()
+        if ahead is not None and ahead.token_type in (TokenType.DASH, TokenType.PLUS):
             self.i += 1
         token = self.next()
         if token.token_type == TokenType.INTRODUCER:
@@ -830,7 +831,7 @@ class MySqlSchema:
     def _may_change_schema(ddl: str) -> bool:
         """A cheap look at the first word: BEGIN, COMMIT, DML and the like need no parsing."""
         match = _FIRST_WORD.match(ddl)
-        return bool(match) and match.group(1).upper() in _DDL_WORDS
+        return match is not None and match.group(1).upper() in _DDL_WORDS
 
     def _norm(self, name: str) -> str:
         return name.lower() if self.lower_case_table_names else name

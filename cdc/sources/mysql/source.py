@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -161,7 +161,7 @@ class MySqlSource:
         self._changes: BinlogChanges | None = None
         self._history_max: tuple[int, str, int] | None = None
         self._stopping = False
-        self._position: dict[str, Any] | None = None
+        self._position: dict[str, Any] = {}  # the offset after the last batch handed out
 
     # ---- the Source contract ----------------------------------------------------------------
 
@@ -518,7 +518,7 @@ class MySqlSource:
             return [(d, t) for d, t in cur.fetchall() if self.captured(d, t)]
 
     def _snapshot_rows(self, conn: pymysql.connections.Connection, read: snap.SchemaRead, point: snap.SnapshotPoint,
-                       ts_ms: int) -> Iterator[Batch]:
+                       ts_ms: int) -> Generator[Batch, None, ChangeEvent | None]:
         """``op: r`` events; returns the last one, held back so that it can be marked ``last``."""
         info = self.info
         assert info is not None

@@ -13,6 +13,7 @@ import psycopg
 from psycopg import sql
 
 from cdc.core.errors import SourceError
+from cdc.sources.postgres.connection import one
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ def _table(rows: list[tuple]) -> CatalogTable:
 
 def server_checks(conn: psycopg.Connection, user: str) -> int:
     """Fail early, with the fix, when the server cannot serve logical replication."""
-    wal_level = conn.execute("SHOW wal_level").fetchone()[0]
+    wal_level = one(conn, "SHOW wal_level")[0]
     if wal_level != "logical":
         raise SourceError(
             f"wal_level is {wal_level!r}, logical decoding needs 'logical'",
@@ -108,7 +109,7 @@ def server_checks(conn: psycopg.Connection, user: str) -> int:
             f"user {user!r} lacks the REPLICATION attribute",
             fix=f"ALTER ROLE {user} WITH REPLICATION;",
         )
-    return int(conn.execute("SHOW server_version_num").fetchone()[0])
+    return int(one(conn, "SHOW server_version_num")[0])
 
 
 def publication_tables(conn: psycopg.Connection, publication: str) -> set[str] | None:

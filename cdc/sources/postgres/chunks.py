@@ -23,6 +23,7 @@ from cdc.core.errors import SourceError
 from cdc.core.incremental import ChunkError, TableTask
 from cdc.core.records import ChangeEvent
 from cdc.sources.postgres import catalog as cat
+from cdc.sources.postgres.connection import one
 from cdc.sources.postgres.snapshot import copy_select
 from cdc.sources.postgres.source_info import source_block
 from cdc.sources.postgres.tables import TableState
@@ -174,7 +175,7 @@ class PgChunkReader:
         try:
             if self.source.read_only:
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                xmin, xmax, xip, lsn = conn.execute(_VISIBILITY).fetchone()
+                xmin, xmax, xip, lsn = one(conn, _VISIBILITY)
                 wrap = 1 << 32  # pgoutput's xids are 32 bits
                 self.visibility = Visibility(int(xmin) % wrap, int(xmax) % wrap,
                                              frozenset(int(x) % wrap for x in xip or ()), int(lsn))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.conninfo import make_conninfo
@@ -56,7 +56,7 @@ class ConnectionSettings:
         return RetryPolicy(self.max_retries, self.retry_wait_s)
 
     def conninfo(self, **extra: str) -> str:
-        params = dict(
+        params: dict[str, Any] = dict(
             host=self.host, port=self.port, user=self.user, dbname=self.dbname,
             sslmode=self.sslmode, application_name="cdc", connect_timeout=10,
             # Pin what shapes the text form of values: the converters in types.py parse it.
@@ -122,3 +122,11 @@ def with_retries(settings: ConnectionSettings, what: str, action: Callable[[], T
                  stopping: Callable[[], bool] = lambda: False) -> T:
     """Run ``action`` under the retry policy (cdc.core.retry)."""
     return settings.retry.call(what, action, stopping)
+
+
+def one(conn: psycopg.Connection, query: str, params: Any = ()) -> tuple[Any, ...]:
+    """The single row a catalog query always returns (``SHOW``, an aggregate)."""
+    row = conn.execute(query, params).fetchone()
+    if row is None:
+        raise SourceError(f"PostgreSQL returned no row for {query!r}")
+    return row

@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 PG_EPOCH_OFFSET_US = 946_684_800_000_000  # 2000-01-01 - 1970-01-01 in microseconds
 
@@ -212,7 +213,7 @@ class _Reader:
         try:
             count = (data[pos] << 8) | data[pos + 1]
             pos += 2
-            values = [None] * count
+            values: list[Any] = [None] * count
             for i in range(count):
                 kind = data[pos]
                 if kind == 0x74:  # 't' text

@@ -23,7 +23,7 @@ def _unescape_match(match: re.Match[str]) -> str:
 
 def parse_line(line: str) -> list[str | None]:
     if "\\" not in line:
-        return line.split("\t")  # the common case: no NULL, nothing escaped
+        return list[str | None](line.split("\t"))  # the common case: no NULL, nothing escaped
     return [
         None if field == "\\N" else (_ESCAPE.sub(_unescape_match, field) if "\\" in field else field)
         for field in line.split("\t")

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from typing import Any, ClassVar
 
 import psycopg
@@ -49,7 +49,7 @@ from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres import chunks
 from cdc.sources.postgres import pgoutput as po
 from cdc.sources.postgres.config import POSTGRES_OPTIONS
-from cdc.sources.postgres.connection import ConnectionSettings, with_retries
+from cdc.sources.postgres.connection import ConnectionSettings, one, with_retries
 from cdc.sources.postgres.position import PgPosition
 from cdc.sources.postgres.replication import (
     IDLE,
@@ -259,7 +259,7 @@ class PostgresSource:
         yield from self._stream_changes(offset)
 
     def _initial_snapshot(self, slot: cat.SlotInfo, tables: list[cat.CatalogTable], *, temporary: bool
-                          ) -> Iterator[Batch]:
+                          ) -> Generator[Batch, None, dict[str, Any] | None]:
         """A new slot exporting its snapshot, the tables read in it; returns the offset streaming starts from
         (None: stop here: initial_only, or stopped half way through a resumable snapshot)."""
         if slot.exists and not temporary:
@@ -315,7 +315,7 @@ class PostgresSource:
                 raise SourceError(f"replication slot {self.slot!r} already exists: {message.strip()}",
                                   fix="another pipeline may use this slot.name; choose another")
             raise replication_error(message, self.slot)
-        lsn = po.parse_lsn(result.get_value(0, 1).decode())
+        lsn = po.parse_lsn((result.get_value(0, 1) or b"").decode())
         snapshot = result.get_value(0, 2)
         log.info("created replication slot %s at %s", self.slot, po.format_lsn(lsn))
         return lsn, snapshot.decode() if snapshot else None
@@ -340,9 +340,9 @@ class PostgresSource:
             conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             if snapshot_name:
                 conn.execute(f"SET TRANSACTION SNAPSHOT '{snapshot_name}'")
-            xmin = conn.execute("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint").fetchone()[0] \
+            xmin = one(conn, "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")[0] \
                 if self._server_version >= 130000 else None
-            estimates = dict(conn.execute(
+            estimates: dict[int, int] = dict(conn.execute(
                 "SELECT c.oid, c.reltuples::bigint FROM pg_class c WHERE c.oid = ANY(%s)", ([t.oid for t in tables],)
             ).fetchall()) if tables else {}
             ordered = sorted(tables, key=lambda t: t.qualified)
@@ -619,7 +619,7 @@ class PostgresSource:
     # ---- resumable initial snapshot -----------------------------------------------------------
 
     def _resumable_snapshot(self, tables: list[cat.CatalogTable], snapshot_name: str | None, lsn: int,
-                            progress: dict[str, Any] | None) -> Iterator[Batch]:
+                            progress: dict[str, Any] | None) -> Generator[Batch, None, bool]:
         """The initial snapshot in key chunks; each chunk's batch carries the progress in its offset.
 
         The first run reads every chunk inside the slot's exported snapshot. After a restart that
