@@ -27,7 +27,8 @@ from typing import Any
 
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Option, load_file
-from cdc.core.errors import CdcError, ConfigError
+from cdc.core.errors import CdcError
+from cdc.core.source import ConfigError, TakesSignals
 from cdc.pipeline import PASSTHROUGH_PREFIXES, source_name
 
 log = logging.getLogger("cdc")
@@ -182,7 +183,7 @@ def _send_signal(args: argparse.Namespace, props: dict[str, Any]) -> int:
     config.declare(getattr(source_cls, "options", ()))
     config.validate(PASSTHROUGH_PREFIXES + ("sink.", "offset.", "schema.history."))
     instance = source_cls(config)
-    if not hasattr(instance, "send_signal"):
+    if not isinstance(instance, TakesSignals):
         raise ConfigError(f"source {source!r} does not take signals",
                           fix="send signals to a source that has them (postgres, mysql, sqlserver)")
     where = instance.send_signal(args.signal, data)

@@ -73,7 +73,7 @@ class Engine:
                 if batch.offset is not None:
                     pending = batch.offset
                 now = time.monotonic()
-                if pending is not None and now - last_commit >= self.flush_interval_s:
+                if pending is not None and (batch.commit_now or now - last_commit >= self.flush_interval_s):
                     self._commit(pending)
                     pending = None
                     last_commit = now

@@ -11,6 +11,7 @@ from cdc.core.context_headers import ContextHeaders
 from cdc.core.converters import JsonConverter
 from cdc.core.errors import ConfigError
 from cdc.core.offsets import FileOffsetStore, OffsetStore
+from cdc.core.snapshot_restart import ATTEMPT_KEY
 from cdc.engine import Engine
 
 log = logging.getLogger(__name__)
@@ -101,6 +102,8 @@ class SourceOffsetStore:
 
     def load(self) -> dict[str, Any] | None:
         offset = self.store.load()
+        if offset is not None and ATTEMPT_KEY in offset:
+            return offset  # an interrupted snapshot's marker: every source reads it (cdc.core.snapshot_restart)
         if offset is not None and self.keys and not any(k in offset for k in self.keys):
             raise _foreign_offset(offset, self.source_name, self.keys, f"the offset of pipeline {self.name!r} in "
                                   f"{_where(self.store)}")

@@ -9,7 +9,12 @@ extras="dev"
 [ -f cdc/sources/mysql/ddl.py ] && extras="$extras,mysql"
 [ -f cdc/sinks/kafka.py ] && extras="$extras,kafka"
 [ "${CDC_SKIP_SPARK:-0}" != 1 ] && extras="$extras,spark"
+extras="$extras,sqlserver"  # pyodbc; its driver (FreeTDS) below lets the ODBC tests run
 mkdir -p .local
+if ! command -v odbcinst >/dev/null || ! odbcinst -q -d 2>/dev/null | grep -q FreeTDS; then
+  echo "installing unixODBC and FreeTDS (the SQL Server source's ODBC driver) from Debian's packages" >&2
+  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq unixodbc tdsodbc >/dev/null
+fi
 if ! "$python" -m pip install -q --disable-pip-version-check -e ".[$extras]" >.local/pip.log 2>&1; then
   cat .local/pip.log >&2; echo "pip install failed (log above)" >&2; exit 1
 fi

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# The project's test command (README and CI): set up, then run every test.
+# The project's test command (README and CI): set up, check the code, then run every test.
+# -rs lists every skipped test with its reason; CDC_REQUIRE_SERVERS=1 (CI) turns a skip for a
+# missing server or library into a failure (tests/conftest.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec "${PYTHON:-python3}" -m pytest -q -p no:cacheprovider "$@"
+python=${PYTHON:-python3}
+"$python" -m ruff check cdc
+"$python" -m mypy cdc
+exec "$python" -m pytest -q -rs -p no:cacheprovider "$@"

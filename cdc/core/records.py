@@ -60,3 +60,6 @@ class Batch:
     # True when the source has handed over everything the log held when it looked: a bounded
     # reader (Spark's micro-batches) may end its batch here.
     caught_up: bool = False
+    # The engine stores this batch's offset at once, not at the next flush interval (a marker that
+    # must be durable before what follows it is written: cdc.core.snapshot_restart).
+    commit_now: bool = False

@@ -24,8 +24,12 @@ from cdc.core.transactions import TransactionTracker
 
 @runtime_checkable
 class Source(Protocol):
-    name: ClassVar[str]
-    options: ClassVar[tuple[Option, ...]]
+    """What the engine needs of every source (the entry point ``cdc.sources`` names the class)."""
+
+    name: ClassVar[str]  # the command: cdc <name>
+    title: ClassVar[str]  # its section in the option reference
+    options: ClassVar[tuple[Option, ...]]  # its own options (the core ones are CORE_OPTIONS)
+    connector_classes: ClassVar[tuple[str, ...]]  # the Debezium connector.class values it stands in for
 
     def stream(self, offset: dict[str, Any] | None) -> Iterator[Batch]: ...
 
@@ -34,6 +38,44 @@ class Source(Protocol):
     def stop(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+# ---- what some sources offer beyond the contract (checked with isinstance, not hasattr) ----------
+
+@runtime_checkable
+class ReportsStreaming(Protocol):
+    """Says when it reads its log: changes committed from then on are captured (tests, tools)."""
+
+    @property
+    def streaming(self) -> bool: ...
+
+    @property
+    def connector_name(self) -> str: ...  # source.connector and the context header
+
+
+@runtime_checkable
+class TakesSignals(Protocol):
+    """``cdc signal``: writes a signal where the running pipeline reads it."""
+
+    def send_signal(self, type_: str, data: dict[str, Any], id_: str | None = None) -> str: ...
+
+
+@runtime_checkable
+class DescribesTables(Protocol):
+    """Spark's ``format("cdc")``: the Connect struct schema of one captured table's rows."""
+
+    def table_schema(self, qualified: str) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class Replayable(Protocol):
+    """Spark's micro-batches replay a source between two offsets: which offset fields locate it, and
+    the sort key of an offset between transactions (None inside one)."""
+
+    POSITION_KEYS: ClassVar[tuple[str, ...]]
+
+    @staticmethod
+    def committed_key(offset: dict[str, Any]) -> tuple[int, ...] | None: ...
 
 
 @dataclass(frozen=True)

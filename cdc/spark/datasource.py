@@ -94,7 +94,9 @@ def _snapshot_batch(events: list[ChangeEvent]) -> bool:
 
 
 def _check_replayable(source_cls: Any, name: str) -> None:
-    if not hasattr(source_cls, "POSITION_KEYS") or not hasattr(source_cls, "committed_key"):
+    # the class, not an instance, declares it: cdc.core.source.Replayable
+    keys, key_of = getattr(source_cls, "POSITION_KEYS", None), getattr(source_cls, "committed_key", None)
+    if not (isinstance(keys, tuple) and callable(key_of)):
         raise ConfigError(f"the {name} source cannot feed Spark: its offsets do not say how micro-batches are "
                           "replayed (POSITION_KEYS, committed_key)",
                           fix="use it through the file or Kafka sink, and read_kafka_topic in Spark")

@@ -43,6 +43,7 @@ from cdc.core.schema_history import FileSchemaHistory, MemorySchemaHistory, Sche
 from cdc.core.signal_handler import SignalHandler
 from cdc.core.snapshot_marks import SnapshotMarks
 from cdc.core.snapshot_mode import Plan, decide, normalize
+from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt, restart_marker
 from cdc.core.source import SourceSettings
 from cdc.sources.mysql import binlog as bl
 from cdc.sources.mysql import chunks
@@ -374,6 +375,11 @@ class MySqlSource:
             assert self.signal_table is not None
             chunks.check_signal_table(conn, self.signal_table)
         mode = self.snapshot_mode
+        attempt = interrupted_attempt(offset)
+        if attempt:
+            log.warning("the snapshot of an earlier run was interrupted: taking it again (each table starts with a "
+                        "truncate event, so consumers drop what they applied of the first attempt)")
+            offset = None
         reaches = offset is not None and offset.get("file") in binlog_files(conn)
         decision = decide(mode, offset, log_reaches=reaches)
         log.info("start: %s (%s)", decision.plan.value, decision.reason)
@@ -390,7 +396,8 @@ class MySqlSource:
         if decision.plan in (Plan.SNAPSHOT, Plan.SCHEMA):
             with_data = decision.plan is Plan.SNAPSHOT
             chunked = with_data and self.resumable and not decision.then_stop and self._chunked_snapshot_possible()
-            yield from self._snapshot(with_data=with_data and not chunked, final=decision.then_stop, chunked=chunked)
+            yield from self._snapshot(with_data=with_data and not chunked, final=decision.then_stop, chunked=chunked,
+                                      attempt=attempt)
             if decision.then_stop:
                 return
             assert self._position is not None
@@ -460,7 +467,7 @@ class MySqlSource:
             self._history_max = key
 
     def _snapshot(self, *, with_data: bool, final: bool, at: dict[str, Any] | None = None,
-                  chunked: bool = False) -> Iterator[Batch]:
+                  chunked: bool = False, attempt: int = 0) -> Iterator[Batch]:
         info = self.info
         assert info is not None
         conn = with_retries(self.settings, "connecting for the snapshot", self.settings.connect, lambda: self._stopping)
@@ -499,7 +506,8 @@ class MySqlSource:
                 yield Batch(events)
             last: ChangeEvent | None = None
             if with_data:
-                last = yield from self._snapshot_rows(conn, read, point, ts_ms)
+                yield Batch([], attempt_offset(attempt), commit_now=True)  # durable before any row goes out
+                last = yield from self._snapshot_rows(conn, read, point, ts_ms, restarted=attempt > 0)
             if at is None:
                 snap.finish(conn, point)
         finally:
@@ -518,8 +526,9 @@ class MySqlSource:
             return [(d, t) for d, t in cur.fetchall() if self.captured(d, t)]
 
     def _snapshot_rows(self, conn: pymysql.connections.Connection, read: snap.SchemaRead, point: snap.SnapshotPoint,
-                       ts_ms: int) -> Generator[Batch, None, ChangeEvent | None]:
-        """``op: r`` events; returns the last one, held back so that it can be marked ``last``."""
+                       ts_ms: int, restarted: bool = False) -> Generator[Batch, None, ChangeEvent | None]:
+        """``op: r`` events; returns the last one, held back so that it can be marked ``last``. After an
+        interrupted attempt every table starts with a truncate (cdc.core.snapshot_restart)."""
         info = self.info
         assert info is not None
         fetch = self.config.get("snapshot.fetch.size")
@@ -527,12 +536,13 @@ class MySqlSource:
         marks = SnapshotMarks()
         seq = 0
         file_index = position_key(point.file, 0)[0]
-        for database, table, _ddl in read.tables:
-            if not self.captured(database, table):
-                continue
-            state = self._state(database, table)
-            if state is None:
-                continue
+        captured = [(d, t, s) for d, t, _ in read.tables
+                    if self.captured(d, t) and (s := self._state(d, t)) is not None]
+        if restarted:
+            yield Batch([restart_marker(state.envelope, source_block(
+                self.flavor, self.prefix, database, table, ts_ms=ts_ms, server_id=0, file=point.file, pos=point.pos),
+                (file_index, point.pos, 0, 0)) for database, table, state in captured])
+        for database, table, state in captured:
             progress = TableProgress(state.qualified, snap.estimate_rows(conn, database, table), progress_mode)
             shared = source_block(self.flavor, self.prefix, database, table, ts_ms=ts_ms, server_id=0,
                                   file=point.file, pos=point.pos, snapshot="true")  # no binlog event: server 0

@@ -44,6 +44,7 @@ from cdc.core.records import Batch, ChangeEvent
 from cdc.core.signal_handler import SignalHandler
 from cdc.core.snapshot_marks import SnapshotMarks, snapshot_flag
 from cdc.core.snapshot_mode import Plan, decide
+from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt, restart_marker
 from cdc.core.source import SourceSettings
 from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres import chunks
@@ -219,6 +220,11 @@ class PostgresSource:
             raise SourceError(f"slot {self.slot!r} uses plugin {slot.plugin!r}, not pgoutput",
                               fix="drop it or choose another slot.name")
 
+        attempt = interrupted_attempt(offset)
+        if attempt:
+            log.warning("the snapshot of an earlier run was interrupted: taking it again (each table starts with a "
+                        "truncate event, so consumers drop what they applied of the first attempt)")
+            offset = None
         if offset is not None:
             PgPosition.from_offset(offset)  # refuse another connector's offset before anything else
         decision = decide(self.snapshot_mode, offset, log_reaches=slot.exists)
@@ -246,7 +252,7 @@ class PostgresSource:
             if offset is not None and offset.get("snapshot_progress") is not None:
                 log.warning("the stored offset is inside an initial snapshot but slot %s is gone: starting over",
                             self.slot)
-            offset = yield from self._initial_snapshot(slot, tables, temporary=decision.then_stop)
+            offset = yield from self._initial_snapshot(slot, tables, temporary=decision.then_stop, attempt=attempt)
             if offset is None:
                 return
         elif not slot.exists:  # SCHEMA / LOG_START: a slot without a snapshot; STREAM has its slot
@@ -258,8 +264,8 @@ class PostgresSource:
                 offset = {"lsn": slot.confirmed_flush_lsn or 0, "txId": None, "ts_usec": None}
         yield from self._stream_changes(offset)
 
-    def _initial_snapshot(self, slot: cat.SlotInfo, tables: list[cat.CatalogTable], *, temporary: bool
-                          ) -> Generator[Batch, None, dict[str, Any] | None]:
+    def _initial_snapshot(self, slot: cat.SlotInfo, tables: list[cat.CatalogTable], *, temporary: bool,
+                          attempt: int = 0) -> Generator[Batch, None, dict[str, Any] | None]:
         """A new slot exporting its snapshot, the tables read in it; returns the offset streaming starts from
         (None: stop here: initial_only, or stopped half way through a resumable snapshot)."""
         if slot.exists and not temporary:
@@ -273,7 +279,7 @@ class PostgresSource:
             return self._position if done else None
         if self.resumable:
             log.info("snapshot.resumable does not apply to snapshot.mode=initial_only (its slot is temporary)")
-        yield from self._snapshot(tables, snapshot_name, start_lsn, final=temporary)
+        yield from self._snapshot(tables, snapshot_name, start_lsn, final=temporary, attempt=attempt)
         return None if temporary else self._position
 
     def _warn_about_keys(self, tables: list[cat.CatalogTable]) -> None:
@@ -334,7 +340,8 @@ class PostgresSource:
     # ---- snapshot ---------------------------------------------------------------------------
 
     def _snapshot(self, tables: list[cat.CatalogTable], snapshot_name: str | None, lsn: int,
-                  final: bool) -> Iterator[Batch]:
+                  final: bool, attempt: int = 0) -> Iterator[Batch]:
+        yield Batch([], attempt_offset(attempt), commit_now=True)  # durable before any row goes out
         conn = self.settings.connect()
         try:
             conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -351,6 +358,11 @@ class PostgresSource:
             fetch = self.config.get("snapshot.fetch.size")
             progress_mode = self.config.get("snapshot.progress")
             seq = 0
+            if attempt:  # the earlier attempt's rows are void: every table starts over
+                yield Batch([restart_marker(self._table_state(t, t.columns).envelope,
+                                            source_block(self.prefix, self.settings.dbname, t.schema, t.name,
+                                                         ts_us=now_ts()[1], snapshot="true", tx_id=xmin, lsn=lsn),
+                                            (lsn, 0, 0)) for t in ordered])
             for table in ordered:
                 state = self._table_state(table, table.columns)
                 progress = TableProgress(table.qualified, estimates.get(table.oid), progress_mode)
