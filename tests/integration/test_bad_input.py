@@ -255,7 +255,7 @@ def test_missing_topic_prefix_through_the_cli(cdc: Callable[..., Result], tmp_pa
     ("heartbeat.interval.ms", "-5", "heartbeat.interval.ms='-5': must be 0 or more"),
     ("incremental.snapshot.chunk.size", "0", "must be greater than 0"),
     ("tombstones.on.delete", "maybe", "tombstones.on.delete='maybe': expected true or false"),
-    ("snapshot.mode", "sometimes", "snapshot.mode='sometimes' is not one of initial, never"),
+    ("snapshot.mode", "sometimes", "snapshot.mode='sometimes' is not one of initial, initial_only"),
     ("decimal.handling.mode", "exact", "decimal.handling.mode='exact' is not one of precise, double, string"),
     ("database.sslmode", "requir", "did you mean 'require'?"),
     ("skipped.operations", "truncate", "unknown operation(s) 'truncate'; use c, u, d, t or none"),

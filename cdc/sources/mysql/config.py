@@ -1,15 +1,13 @@
 """Options of the MySQL / MariaDB source, with Debezium's property names."""
 from __future__ import annotations
 
-from cdc.config import Option, positive, regular_expressions, tcp_port
+from cdc.config import Option, positive, regular_expressions
+from cdc.core.options import RETRY_OPTIONS, connection_options, snapshot_options
 from cdc.core.signals import SIGNAL_OPTIONS
 
 MYSQL_OPTIONS: tuple[Option, ...] = (
-    Option("database.hostname", str, "127.0.0.1", "Host of the MySQL / MariaDB server."),
-    Option("database.port", int, 3306, "Port of the server.", validator=tcp_port),
-    Option("database.user", str, "root",
-           "User with SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE and REPLICATION CLIENT."),
-    Option("database.password", str, None, "Password of database.user.", secret=True),
+    *connection_options(server="MySQL / MariaDB server", port=3306, user="root",
+                        user_doc="User with SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE and REPLICATION CLIENT."),
     Option("database.server.id", int, 5400, "Server id this client registers with when it reads the binlog; "
            "unique among the server's replicas."),
     Option("database.include.list", list, None, "Regular expressions of database names to capture.",
@@ -18,18 +16,12 @@ MYSQL_OPTIONS: tuple[Option, ...] = (
            validator=regular_expressions),
     Option("database.ssl.mode", str, "disabled", "TLS to the server.", choices=("disabled", "preferred", "required")),
     Option("connect.timeout.ms", int, 30000, "Timeout of a connection attempt.", validator=positive),
-    Option("snapshot.mode", str, "initial", "When to snapshot: initial (then stream), initial_only, no_data "
-           "(schema only, then stream), never (stream from the oldest binlog), when_needed (also when the "
-           "stored position was purged), recovery (rebuild a lost schema history from the current schema).",
-           choices=("initial", "initial_only", "no_data", "schema_only", "never", "when_needed", "recovery",
-                    "schema_only_recovery", "always")),
+    *snapshot_options(("initial", "initial_only", "no_data", "schema_only", "never", "when_needed", "recovery",
+                       "schema_only_recovery", "always")),
     Option("snapshot.locking.mode", str, "minimal", "minimal: a global read lock while the schema is read (table "
            "locks when FLUSH TABLES WITH READ LOCK is refused); none: no lock (MariaDB's consistent snapshot "
            "still gives an exact binlog position, but DDL must not run during the snapshot).",
            choices=("minimal", "extended", "none")),
-    Option("snapshot.fetch.size", int, 10240, "Rows per snapshot batch handed to the sink."),
-    Option("snapshot.progress", str, "auto", "Show a progress bar during snapshots (auto: when stderr is a terminal).",
-           choices=("auto", "bar", "log", "off")),
     Option("time.precision.mode", str, "adaptive_time_microseconds", "How temporal values are represented.",
            choices=("adaptive_time_microseconds", "adaptive", "connect")),
     Option("bigint.unsigned.handling.mode", str, "long",
@@ -51,8 +43,7 @@ MYSQL_OPTIONS: tuple[Option, ...] = (
     Option("read.only", bool, False, "Incremental snapshots without writing to the database: each chunk's "
            "watermarks are the binlog positions before and after it is read, not rows in the signal table "
            "(send signals through the file or Kafka channel)."),
-    Option("errors.max.retries", int, 5, "Attempts to reconnect after the connection to the server broke."),
-    Option("retriable.restart.connector.wait.ms", int, 500, "First pause before reconnecting; doubles each attempt."),
+    *RETRY_OPTIONS,
     Option("binlog.heartbeat.interval.ms", int, 500, "How often the server sends a heartbeat on an idle binlog, "
            "so the pipeline flushes and stops promptly."),
 ) + SIGNAL_OPTIONS

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import re
 
-from cdc.config import Option, non_negative, positive, tcp_port
+from cdc.config import Option, non_negative
+from cdc.core.options import RETRY_OPTIONS, connection_options, snapshot_options
 from cdc.core.signals import SIGNAL_OPTIONS
 
 
@@ -15,10 +16,8 @@ def _slot_name(value: str) -> str | None:
 
 
 POSTGRES_OPTIONS: tuple[Option, ...] = (
-    Option("database.hostname", str, "127.0.0.1", "Host of the PostgreSQL server."),
-    Option("database.port", int, 5432, "Port of the PostgreSQL server.", validator=tcp_port),
-    Option("database.user", str, "postgres", "User with the REPLICATION attribute (or superuser)."),
-    Option("database.password", str, None, "Password of database.user.", secret=True),
+    *connection_options(server="PostgreSQL server", port=5432, user="postgres",
+                        user_doc="User with the REPLICATION attribute (or superuser)."),
     Option("database.dbname", str, "postgres", "Database to capture."),
     Option("database.sslmode", str, "prefer", "libpq sslmode.",
            choices=("disable", "allow", "prefer", "require", "verify-ca", "verify-full")),
@@ -49,10 +48,6 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
            "watermark rows in the signal table (send signals through the file or Kafka channel). PostgreSQL 13+."),
     Option("heartbeat.action.query", str, None,
            "SQL run on every heartbeat, e.g. to move the slot on a quiet database."),
-    Option("errors.max.retries", int, 5, "Attempts to (re)connect before giving up.", validator=non_negative),
-    Option("retriable.restart.connector.wait.ms", int, 500, "First pause before reconnecting; doubles each attempt.",
-           validator=non_negative),
-    Option("snapshot.fetch.size", int, 10240, "Rows per snapshot batch handed to the sink.", validator=positive),
-    Option("snapshot.progress", str, "auto", "Show a progress bar during snapshots (auto: when stderr is a terminal).",
-           choices=("auto", "bar", "log", "off")),
+    *RETRY_OPTIONS,
+    *snapshot_options(("initial", "initial_only", "no_data", "schema_only", "never", "when_needed", "always")),
 ) + SIGNAL_OPTIONS

@@ -1,0 +1,51 @@
+"""Option blocks every source declares the same way: connection, retries, snapshot.
+
+A source takes them with its own defaults and wording (the port, the privileges its user needs,
+the snapshot modes it supports), so that each option still has one declaration, here.
+"""
+from __future__ import annotations
+
+from cdc.config import Option, non_negative, positive, tcp_port
+
+SNAPSHOT_MODE_DOCS = {
+    "initial": "snapshot, then stream",
+    "initial_only": "snapshot, then stop",
+    "no_data": "structure only, then stream",
+    "schema_only": "no_data's old name",
+    "never": "stream from the oldest log, no snapshot",
+    "when_needed": "as initial, and again when the stored position is no longer in the log",
+    "always": "a snapshot at every start",
+    "recovery": "rebuild a lost schema history from the current tables",
+    "schema_only_recovery": "recovery's old name",
+}
+
+
+def connection_options(*, server: str, port: int, user: str, user_doc: str) -> tuple[Option, ...]:
+    return (
+        Option("database.hostname", str, "127.0.0.1", f"Host of the {server}."),
+        Option("database.port", int, port, f"Port of the {server}.", validator=tcp_port),
+        Option("database.user", str, user, user_doc),
+        Option("database.password", str, None, "Password of database.user.", secret=True),
+    )
+
+
+RETRY_OPTIONS: tuple[Option, ...] = (
+    Option("errors.max.retries", int, 5, "Attempts to (re)connect after a transient failure before giving up.",
+           validator=non_negative),
+    Option("retriable.restart.connector.wait.ms", int, 500, "First pause before reconnecting; doubles each attempt.",
+           validator=non_negative),
+)
+
+
+def snapshot_options(modes: tuple[str, ...], *, fetch_size: int = 10240) -> tuple[Option, ...]:
+    """``snapshot.mode`` narrowed to the ``modes`` a source supports (cdc.core.snapshot_mode decides)."""
+    described = "; ".join(f"{m}: {SNAPSHOT_MODE_DOCS[m]}" for m in modes)
+    return (
+        Option("snapshot.mode", str, "initial", f"When to snapshot the captured tables ({described}).",
+               choices=modes),
+        Option("snapshot.fetch.size", int, fetch_size, "Rows per snapshot batch handed to the sink.",
+               validator=positive),
+        Option("snapshot.progress", str, "auto",
+               "Show a progress bar during snapshots (auto: when stderr is a terminal).",
+               choices=("auto", "bar", "log", "off")),
+    )
