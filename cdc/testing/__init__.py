@@ -1,0 +1,1 @@
+"""Helpers for the tests of sources and sinks, also for plugins from other packages."""
