@@ -41,7 +41,7 @@ def _data(batches: list[Batch], topic: str) -> list[ChangeEvent]:
     return [e for b in batches for e in b.events if e.topic == topic]
 
 
-def _shape(event: ChangeEvent) -> tuple[str | None, int, tuple[str, ...]]:
+def _shape(event: ChangeEvent) -> tuple[Any, Any, tuple[str, ...]]:
     key = event.key or {}
     headers = tuple(h[0] for h in event.headers or () if not h[0].startswith("__debezium.context."))
     return (event.value["op"] if event.value is not None else None, key.get("id"), headers)
