@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cdc.core import signals as sig
+from cdc.core.errors import SourceError
 from cdc.core.incremental import IncrementalSnapshot, TableTask
 from cdc.core.records import ChangeEvent
 
@@ -50,12 +51,22 @@ class SignalHandler:
             for signal in channel.poll():
                 self.on_signal(signal, events, position)
 
-    def send(self, id_: str, type_: str, data: dict[str, Any]) -> str:
-        """Write a signal to the first polled channel; where it went."""
+    def send(self, type_: str, data: dict[str, Any], id_: str | None = None,
+             to_table: Callable[[str, str, dict[str, Any]], str] | None = None) -> str:
+        """``cdc signal``: write a signal where the running pipeline reads it (the source's signal
+        table through ``to_table(id, type, data)`` when it reads one, else the first polled
+        channel); where it went."""
+        id_ = id_ or sig.new_id()
+        if to_table is not None:
+            return to_table(id_, type_, data)
         if not self.channels:
-            raise sig.SignalError("no signal channel is configured: set signal.data.collection (channel 'source'), "
-                                  "signal.file (channel 'file') or signal.kafka.topic (channel 'kafka')")
-        return self.channels[0].send(id_, type_, data)
+            raise SourceError("no signal channel is configured",
+                              fix="set signal.data.collection (channel 'source'), signal.file (channel 'file') "
+                                  "or signal.kafka.topic (channel 'kafka')")
+        try:
+            return self.channels[0].send(id_, type_, data)
+        except sig.SignalError as exc:
+            raise SourceError(str(exc)) from None
 
     def close(self) -> None:
         for channel in self.channels:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Generator, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -29,6 +30,7 @@ import pymysql
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Config, Option
 from cdc.core import signals as sig
+from cdc.core.blocking_snapshot import ReadTable, blocking_snapshots
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.envelope import OP_READ, now_ts
 from cdc.core.errors import SchemaHistoryError, SourceError
@@ -124,12 +126,7 @@ class MySqlSource:
         self.client_server_id: int = config.get("database.server.id")
         self.snapshot_mode: str = normalize(config.get("snapshot.mode"))
         self.database_filter = NameFilter(config.get("database.include.list"), config.get("database.exclude.list"))
-        self.modes = TypeModes(
-            decimal_handling_mode=config.get("decimal.handling.mode"),
-            time_precision_mode=config.get("time.precision.mode"),
-            binary_handling_mode=config.get("binary.handling.mode"),
-            bigint_unsigned_handling_mode=config.get("bigint.unsigned.handling.mode"),
-        )
+        self.modes = TypeModes.from_config(config)
         self.emitter = ChangeEmitter.from_settings(common)
         self.include_schema_changes = common.include_schema_changes
         self.include_query: bool = config.get("include.query")
@@ -260,22 +257,20 @@ class MySqlSource:
         return True
 
     def send_signal(self, type_: str, data: dict[str, Any], id_: str | None = None) -> str:
-        """Write a signal to the configured channel (the signal table first, else the signal file)."""
-        id_ = id_ or sig.new_id()
-        if self.signal_source and self.signal_table:
-            conn = self.settings.connect()
-            try:
-                chunks.check_signal_table(conn, self.signal_table)
-                chunks.insert_signal(conn, self.signal_table, id_, type_, data)
-            except pymysql.MySQLError as exc:
-                raise translate(exc, self.settings, "writing the signal") from None
-            finally:
-                conn.close()
-            return f"signal table {self.signal_table}"
+        to_table = self._insert_signal if self.signal_source and self.signal_table else None
+        return self._signal_handler.send(type_, data, id_, to_table)
+
+    def _insert_signal(self, id_: str, type_: str, data: dict[str, Any]) -> str:
+        assert self.signal_table is not None
+        conn = self.settings.connect()
         try:
-            return self._signal_handler.send(id_, type_, data)
-        except sig.SignalError as exc:
-            raise SourceError(str(exc)) from None
+            chunks.check_signal_table(conn, self.signal_table)
+            chunks.insert_signal(conn, self.signal_table, id_, type_, data)
+        except pymysql.MySQLError as exc:
+            raise translate(exc, self.settings, "writing the signal") from None
+        finally:
+            conn.close()
+        return f"signal table {self.signal_table}"
 
     def _fire_marks(self, upto: tuple[int, str, int], events: list[ChangeEvent]) -> None:
         """read.only: the watermarks the stream has reached act as if read from the signal table."""
@@ -303,34 +298,31 @@ class MySqlSource:
             self._incr.start_chunk()
 
     def _blocking_snapshots(self) -> Iterator[Batch]:
-        """Streaming waits while the requested tables are read whole; then it goes on from where it was."""
-        handler = self._signal_handler
+        yield from blocking_snapshots(self._signal_handler.blocking, self._blocking_reader,
+                                      lambda: self._offset(self._position))
+
+    @contextmanager
+    def _blocking_reader(self) -> Iterator[ReadTable]:
+        conn = self.settings.connect()
         fetch = self.config.get("snapshot.fetch.size")
-        while handler.blocking:
-            request = handler.blocking[0]
-            conn = self.settings.connect()
-            try:
-                for name in request["tables"]:
-                    database, _, table = name.partition(".")
-                    state = self._state(database, table) if self.table_model(database, table) else None
-                    if state is None:
-                        log.error("blocking snapshot: table %s is no longer captured; skipped", name)
-                        continue
-                    condition = (request.get("conditions") or {}).get(name)
-                    log.info("blocking snapshot of %s%s (streaming paused)", name,
-                             f" where {condition}" if condition else "")
-                    try:
-                        for rows in snap.select_rows(conn, database, table, fetch, condition):
-                            ts = now_ts()
-                            source = {**self.incremental_source_block(database, table, ts[0]), "snapshot": "true"}
-                            yield Batch([state.envelope.event(OP_READ, None, state.row(values), source, ts=ts)
-                                         for values in rows])
-                    except SourceError as exc:
-                        log.error("blocking snapshot of %s failed: %s; skipped", name, exc)
-            finally:
-                conn.close()
-            handler.blocking.pop(0)
-            yield Batch([], self._offset(self._position))
+
+        def read(name: str, condition: str | None) -> Iterator[list[ChangeEvent]] | None:
+            database, _, table = name.partition(".")
+            state = self._state(database, table) if self.table_model(database, table) else None
+            if state is None:
+                return None
+
+            def events() -> Iterator[list[ChangeEvent]]:
+                assert state is not None
+                for rows in snap.select_rows(conn, database, table, fetch, condition):
+                    ts = now_ts()
+                    source = {**self.incremental_source_block(database, table, ts[0]), "snapshot": "true"}
+                    yield [state.envelope.event(OP_READ, None, state.row(values), source, ts=ts) for values in rows]
+            return events()
+        try:
+            yield read
+        finally:
+            conn.close()
 
     # ---- helpers ----------------------------------------------------------------------------
 

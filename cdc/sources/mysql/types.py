@@ -53,11 +53,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
-from typing import Any
+from typing import Any, ClassVar
 
 from cdc.core.encodings import JDBC, decimal_bytes, float32
 from cdc.core.errors import ConfigError
 from cdc.core.schema import Column
+from cdc.core.type_modes import TypeModes as CoreTypeModes
 from cdc.sources.mysql.ddl import enum_options
 
 log = logging.getLogger(__name__)
@@ -68,26 +69,14 @@ Converter = Callable[[Any], Any]
 
 
 @dataclass(frozen=True, slots=True)
-class TypeModes:
-    decimal_handling_mode: str = "precise"  # precise | double | string
+class TypeModes(CoreTypeModes):
     time_precision_mode: str = "adaptive_time_microseconds"  # | adaptive | connect
-    binary_handling_mode: str = "bytes"  # bytes | base64 | base64-url-safe | hex
     bigint_unsigned_handling_mode: str = "long"  # long | precise
 
-    def __post_init__(self) -> None:
-        for name, allowed in _ALLOWED_MODES.items():
-            if getattr(self, name) not in allowed:
-                option = name.replace("_", ".")
-                raise ConfigError(f"{option}={getattr(self, name)!r} is not supported here",
-                                  fix=f"use one of {', '.join(allowed)}")
+    ALLOWED: ClassVar[dict[str, tuple[str, ...]]] = {
+        **CoreTypeModes.ALLOWED, "bigint_unsigned_handling_mode": ("long", "precise"),
+    }
 
-
-_ALLOWED_MODES = {
-    "decimal_handling_mode": ("precise", "double", "string"),
-    "time_precision_mode": ("adaptive_time_microseconds", "adaptive", "connect"),
-    "binary_handling_mode": ("bytes", "base64", "base64-url-safe", "hex"),
-    "bigint_unsigned_handling_mode": ("long", "precise"),
-}
 
 # ---- classifying a column ---------------------------------------------------------------------
 

@@ -28,12 +28,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Generator, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, ClassVar
 
 import psycopg
 
 from cdc.config import CORE_OPTIONS, Config, Option
 from cdc.core import signals as sig
+from cdc.core.blocking_snapshot import ReadTable, blocking_snapshots
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.envelope import OP_READ, now_ts
 from cdc.core.errors import CdcError, SourceError
@@ -94,14 +96,7 @@ class PostgresSource:
         self.slot: str = config.get("slot.name")
         self.publication: str = config.get("publication.name")
         self.snapshot_mode: str = config.get("snapshot.mode")
-        self.modes = TypeModes(
-            decimal_handling_mode=config.get("decimal.handling.mode"),
-            time_precision_mode=config.get("time.precision.mode"),
-            binary_handling_mode=config.get("binary.handling.mode"),
-            interval_handling_mode=config.get("interval.handling.mode"),
-            hstore_handling_mode=config.get("hstore.handling.mode"),
-            include_unknown_datatypes=config.get("include.unknown.datatypes"),
-        )
+        self.modes = TypeModes.from_config(config)
         self.emitter = ChangeEmitter.from_settings(common)
         self.tx_tracker = self.emitter.tracker
         self.heartbeat = Heartbeat(self.prefix, config.get("heartbeat.topics.prefix"),
@@ -589,44 +584,45 @@ class PostgresSource:
         return {name: bool(table.primary_key) for name, table in self._captured.items()}
 
     def _blocking_snapshots(self) -> Iterator[Batch]:
-        """Streaming waits while the requested tables are read whole; then it goes on from where it was."""
-        while self._signal_handler.blocking:
-            request = self._signal_handler.blocking[0]
-            conn = self.settings.connect()
-            try:
-                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                for name in request["tables"]:
-                    table = self._captured.get(name)
-                    if table is None:
-                        log.error("blocking snapshot: table %s is no longer captured; skipped", name)
-                        continue
-                    condition = (request.get("conditions") or {}).get(name)
-                    log.info("blocking snapshot of %s%s (streaming paused)", name,
-                             f" where {condition}" if condition else "")
-                    state = self.table_state(table)
-                    names = [c.name for c in table.columns]
-                    conn.execute("SAVEPOINT table_read")
-                    try:
-                        for rows in copy_rows(conn, table.schema, table.name, names, where=condition,
-                                              batch_rows=self.config.get("snapshot.fetch.size")):
-                            ts = now_ts()
-                            source = source_block(self.prefix, self.settings.dbname, table.schema, table.name,
-                                                  ts_us=ts[1], snapshot="true", lsn=self.stream_lsn or None)
-                            events = []
-                            for values in rows:
-                                self._chunk_seq += 1
-                                events.append(state.envelope.event(OP_READ, None, state.row(values), source, ts=ts,
-                                                                   position=(self.stream_lsn, 0, self._chunk_seq)))
-                            yield Batch(events)
-                            if self._stream is not None:
-                                self._stream.maybe_send_status()
-                    except psycopg.Error as exc:
-                        conn.execute("ROLLBACK TO SAVEPOINT table_read")
-                        log.error("blocking snapshot of %s failed: %s; skipped", name, str(exc).strip())
-                conn.execute("COMMIT")
-            finally:
-                conn.close()
-            self._signal_handler.blocking.pop(0)
+        yield from blocking_snapshots(self._signal_handler.blocking, self._blocking_reader, lambda: None)
+
+    @contextmanager
+    def _blocking_reader(self) -> Iterator[ReadTable]:
+        """Every table of one request read in one repeatable-read transaction, each under a savepoint
+        so that one that fails to read is skipped and the others still are read."""
+        conn = self.settings.connect()
+
+        def read(name: str, condition: str | None) -> Iterator[list[ChangeEvent]] | None:
+            table = self._captured.get(name)
+            return None if table is None else self._blocking_rows(conn, table, condition)
+        try:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            yield read
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+
+    def _blocking_rows(self, conn: psycopg.Connection, table: cat.CatalogTable,
+                       condition: str | None) -> Iterator[list[ChangeEvent]]:
+        state = self.table_state(table)
+        conn.execute("SAVEPOINT table_read")
+        try:
+            for rows in copy_rows(conn, table.schema, table.name, [c.name for c in table.columns], where=condition,
+                                  batch_rows=self.config.get("snapshot.fetch.size")):
+                ts = now_ts()
+                source = source_block(self.prefix, self.settings.dbname, table.schema, table.name,
+                                      ts_us=ts[1], snapshot="true", lsn=self.stream_lsn or None)
+                events = []
+                for values in rows:
+                    self._chunk_seq += 1
+                    events.append(state.envelope.event(OP_READ, None, state.row(values), source, ts=ts,
+                                                       position=(self.stream_lsn, 0, self._chunk_seq)))
+                yield events
+                if self._stream is not None:  # keep the replication connection alive meanwhile
+                    self._stream.maybe_send_status()
+        except psycopg.Error as exc:
+            conn.execute("ROLLBACK TO SAVEPOINT table_read")
+            raise SourceError(str(exc).strip()) from None
 
     # ---- resumable initial snapshot -----------------------------------------------------------
 
@@ -731,17 +727,15 @@ class PostgresSource:
         return state.envelope.event(OP_READ, None, state.row(values), source, position=(lsn, 0, self._chunk_seq), ts=ts)
 
     def send_signal(self, type_: str, data: dict[str, Any], id_: str | None = None) -> str:
-        """Write a signal to the configured channel (the signal table first, else the signal file)."""
-        id_ = id_ or sig.new_id()
-        if self.signal_source and self._signals is not None:
-            conn = self.settings.connect()  # its own connection: close() would apply slot.drop.on.stop
-            try:
-                chunks.check_signal_table(conn, self._signals.qualified)
-                chunks.SignalTable(lambda: conn, self._signals.qualified).insert(id_, type_, data)
-            finally:
-                conn.close()
-            return f"signal table {self._signals.qualified}"
+        to_table = self._insert_signal if self.signal_source and self._signals is not None else None
+        return self._signal_handler.send(type_, data, id_, to_table)
+
+    def _insert_signal(self, id_: str, type_: str, data: dict[str, Any]) -> str:
+        assert self._signals is not None
+        conn = self.settings.connect()  # its own connection: close() would apply slot.drop.on.stop
         try:
-            return self._signal_handler.send(id_, type_, data)
-        except sig.SignalError as exc:
-            raise SourceError(str(exc)) from None
+            chunks.check_signal_table(conn, self._signals.qualified)
+            chunks.SignalTable(lambda: conn, self._signals.qualified).insert(id_, type_, data)
+        finally:
+            conn.close()
+        return f"signal table {self._signals.qualified}"

@@ -57,10 +57,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from cdc.core.encodings import decimal_bytes, float32, to_float32
-from cdc.core.errors import ConfigError
+from cdc.core.type_modes import TypeModes as CoreTypeModes
 
 if TYPE_CHECKING:
     import psycopg
@@ -89,31 +89,20 @@ class PgType:
 
 
 @dataclass(frozen=True, slots=True)
-class TypeModes:
-    decimal_handling_mode: str = "precise"  # precise | double | string
-    # adaptive | adaptive_time_microseconds | connect (| microseconds | nanoseconds | isostring)
-    time_precision_mode: str = "adaptive"
-    binary_handling_mode: str = "bytes"  # bytes | base64 | base64-url-safe | hex
+class TypeModes(CoreTypeModes):
     interval_handling_mode: str = "numeric"  # numeric | string (ISO-8601 'P1Y2M3DT4H5M6.789S')
     hstore_handling_mode: str = "json"  # json (a JSON object as text) | map
     include_unknown_datatypes: bool = False  # types Debezium has no mapping for: left out, or their text
     money_fraction_digits: int = 2  # the server's lc_monetary frac digits
 
-    def __post_init__(self) -> None:
-        for name, allowed in _ALLOWED_MODES.items():
-            if getattr(self, name) not in allowed:
-                raise ConfigError(f"{name.replace('_', '.')}={getattr(self, name)!r} is not supported",
-                                  fix=f"use one of {', '.join(allowed)}")
+    ALLOWED: ClassVar[dict[str, tuple[str, ...]]] = {
+        **CoreTypeModes.ALLOWED,
+        "time_precision_mode": ("adaptive", "adaptive_time_microseconds", "connect", "microseconds",
+                                "nanoseconds", "isostring"),
+        "interval_handling_mode": ("numeric", "string"),
+        "hstore_handling_mode": ("json", "map"),
+    }
 
-
-_ALLOWED_MODES = {
-    "decimal_handling_mode": ("precise", "double", "string"),
-    "time_precision_mode": ("adaptive", "adaptive_time_microseconds", "connect", "microseconds",
-                            "nanoseconds", "isostring"),
-    "binary_handling_mode": ("bytes", "base64", "base64-url-safe", "hex"),
-    "interval_handling_mode": ("numeric", "string"),
-    "hstore_handling_mode": ("json", "map"),
-}
 
 # ---- built-in types ---------------------------------------------------------------------------
 

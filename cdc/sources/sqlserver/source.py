@@ -25,10 +25,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from typing import Any, ClassVar
 
 from cdc.config import CORE_OPTIONS, Config, Option
 from cdc.core import signals as sig
+from cdc.core.blocking_snapshot import blocking_snapshots
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.envelope import OP_READ
 from cdc.core.errors import ConfigError, SourceError
@@ -88,8 +90,7 @@ class SqlServerSource:
         self._common = common
         self.table_filter, self.column_filter = common.table_filter, common.column_filter
         self.key_spec = common.key_spec
-        self.modes = TypeModes(config.get("decimal.handling.mode"), config.get("time.precision.mode"),
-                               config.get("binary.handling.mode"))
+        self.modes = TypeModes.from_config(config)
         self.poll_s = config.get("poll.interval.ms") / 1000
         self.end_idle_s = config.get("transaction.end.idle.ms") / 1000
         self.max_batch: int = config.get("max.batch.size")
@@ -225,21 +226,19 @@ class SqlServerSource:
             chunks.check_signal_table(conn, self.signal_table[1], self.signal_table[2])
 
     def send_signal(self, type_: str, data: dict[str, Any], id_: str | None = None) -> str:
-        """Write a signal to the configured channel (the signal table first, else the file / Kafka)."""
-        id_ = id_ or sig.new_id()
-        if self.signal_source and self.signal_table is not None:
-            database, schema, table = self.signal_table
-            conn = self._connect(database)
-            try:
-                chunks.check_signal_table(conn, schema, table)
-                chunks.insert_signal(conn, schema, table, id_, type_, data)
-            finally:
-                conn.close()
-            return f"signal table {database}.{schema}.{table}"
+        to_table = self._insert_signal if self.signal_source and self.signal_table is not None else None
+        return self._signal_handler.send(type_, data, id_, to_table)
+
+    def _insert_signal(self, id_: str, type_: str, data: dict[str, Any]) -> str:
+        assert self.signal_table is not None
+        database, schema, table = self.signal_table
+        conn = self._connect(database)
         try:
-            return self._signal_handler.send(id_, type_, data)
-        except sig.SignalError as exc:
-            raise SourceError(str(exc)) from None
+            chunks.check_signal_table(conn, schema, table)
+            chunks.insert_signal(conn, schema, table, id_, type_, data)
+        finally:
+            conn.close()
+        return f"signal table {database}.{schema}.{table}"
 
     def _queue_initial_snapshot(self, stream: DatabaseStream) -> None:
         """snapshot.resumable: the rows of the first snapshot are read as an incremental snapshot of the
@@ -261,35 +260,28 @@ class SqlServerSource:
             self._incr.start_chunk()
 
     def _blocking_snapshots(self) -> Iterator[Batch]:
-        """Streaming waits while the requested tables are read whole; then it goes on from where it was."""
-        handler = self._signal_handler
+        yield from blocking_snapshots(self._signal_handler.blocking, lambda: nullcontext(self._blocking_rows),
+                                      self._offset)
+
+    def _blocking_rows(self, name: str, condition: str | None) -> Iterator[list[ChangeEvent]] | None:
+        """A table's rows read on its database's streaming connection (between two polls)."""
+        database, _, table_name = name.partition(".")
+        stream = self._streams.get(database)
+        instance = stream.builder.current.get(table_name) if stream is not None else None
+        state = stream.builder.states.get(instance) if stream is not None and instance else None
+        if stream is None or state is None:
+            return None
+        columns = [c.name for c in state.instance.columns]
+        sql = q.select_where(state.instance.schema, state.instance.table, columns, condition)
+
+        def events(rows: list[dict[str, Any]], now: int) -> list[ChangeEvent]:
+            assert stream is not None and state is not None
+            source = source_block(self.prefix, database, state.instance.schema, state.instance.table,
+                                  ts_ns=now, snapshot="true", commit_lsn=stream.position.commit_lsn)
+            return [state.envelope.event(OP_READ, None, state.row(values), source,
+                                         ts=(now // 1_000_000, now // 1000, now)) for values in rows]
         fetch = self.config.get("snapshot.fetch.size")
-        while handler.blocking:
-            request = handler.blocking[0]
-            for name in request["tables"]:
-                database, _, table_name = name.partition(".")
-                stream = self._streams.get(database)
-                instance = stream.builder.current.get(table_name) if stream is not None else None
-                state = stream.builder.states.get(instance) if stream is not None and instance else None
-                if stream is None or state is None:
-                    log.error("blocking snapshot: table %s is no longer captured; skipped", name)
-                    continue
-                condition = (request.get("conditions") or {}).get(name)
-                log.info("blocking snapshot of %s%s (streaming paused)", name,
-                         f" where {condition}" if condition else "")
-                columns = [c.name for c in state.instance.columns]
-                sql = q.select_where(state.instance.schema, state.instance.table, columns, condition)
-                try:
-                    for rows in stream.conn.batches(sql, (), fetch):
-                        now = self.clock()
-                        source = source_block(self.prefix, database, state.instance.schema, state.instance.table,
-                                              ts_ns=now, snapshot="true", commit_lsn=stream.position.commit_lsn)
-                        yield Batch([state.envelope.event(OP_READ, None, state.row(values), source,
-                                                          ts=(now // 1_000_000, now // 1000, now)) for values in rows])
-                except SourceError as exc:
-                    log.error("blocking snapshot of %s failed: %s; skipped", name, exc.message)
-            handler.blocking.pop(0)
-            yield Batch([], self._offset())
+        return (events(rows, self.clock()) for rows in stream.conn.batches(sql, (), fetch))
 
     def _stream_settings(self) -> StreamSettings:
         return StreamSettings(self.table_filter, self.config.get("data.query.mode"),

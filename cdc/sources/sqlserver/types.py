@@ -18,6 +18,7 @@ from typing import Any
 
 from cdc.core.encodings import JDBC, binary_encoder, decimal_bytes, float32
 from cdc.core.schema import Column
+from cdc.core.type_modes import TypeModes
 
 Converter = Callable[[Any], Any]
 
@@ -75,11 +76,6 @@ class SqlColumn:
         return self.max_length // 2 if self.type_name in ("nchar", "nvarchar", "sysname") else self.max_length
 
 
-@dataclass(frozen=True, slots=True)
-class TypeModes:
-    decimal_handling_mode: str = "precise"
-    time_precision_mode: str = "adaptive"
-    binary_handling_mode: str = "bytes"
 
 
 # ---- schemas ----------------------------------------------------------------------------------
