@@ -122,7 +122,7 @@ def test_pause_resume_and_stop(mysql_server: dict[str, Any], mysql_db: dict[str,
     db = mysql_db["db"]
     topic = f"dbz.{db}.t"
     sql(mysql_server, db, SIGNALS, "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)",
-        "INSERT INTO t SELECT seq, 0 FROM seq_1_to_5000")
+        "INSERT INTO t SELECT seq, 0 FROM seq_1_to_5000", "CREATE TABLE marker (id int PRIMARY KEY)")
     props = signal_props(mysql_db, **{"snapshot.mode": "no_data", "incremental.snapshot.chunk.size": "100"})
     with pipeline(mysql_db, tmp_path, **props) as p:
         p.wait_ready()
@@ -133,7 +133,11 @@ def test_pause_resume_and_stop(mysql_server: dict[str, Any], mysql_db: dict[str,
             cur.execute("INSERT INTO debezium_signal VALUES ('s2', 'pause-snapshot', '{}')")
         conn.commit()
         conn.close()
-        time.sleep(1.5)
+        # a chunk the pause failed to stop would have been read between these two transactions
+        for marker in (1, 2):
+            sql(mysql_server, db, f"INSERT INTO marker VALUES ({marker})")
+            p.wait_for(lambda rs, m=marker: any(r["topic"] == f"dbz.{db}.marker" and r["value"] and
+                                                r["value"]["payload"]["after"]["id"] == m for r in rs))
         assert [r for r in p.sink.snapshot() if r["topic"] == topic] == []
         execute_snapshot(mysql_server, db, {}, "s3", "resume-snapshot")
         p.wait_count(1000, topic=topic, timeout=60)

@@ -33,6 +33,13 @@ def values(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r["value"]["payload"] for r in records if r["value"] is not None]
 
 
+def settle(p: Any, db: dict[str, str], table: str, key: int, rest: str = "") -> list[dict[str, Any]]:
+    """Insert ``key`` into ``table`` and wait for its event: whatever the pipeline had read before is
+    out by then (a negative assertion then rests on the stream's order, not on a sleep)."""
+    sql(db, f"INSERT INTO {table} VALUES ({key}{rest})")
+    return p.wait_for(lambda rs: any(v["op"] == "c" and v["after"]["id"] == key for v in values(rs)))
+
+
 def incremental(records: list[dict[str, Any]], topic: str | None = None) -> list[dict[str, Any]]:
     return [r["value"]["payload"] for r in records if r["value"] is not None and r["value"]["payload"]["op"] == "r"
             and r["value"]["payload"]["source"]["snapshot"] == "incremental" and (topic is None or r["topic"] == topic)]
@@ -122,22 +129,24 @@ def test_pause_resume_and_stop(pg_db: dict[str, str], tmp_path: Path) -> None:
             conn.execute("INSERT INTO debezium_signal VALUES ('p1', 'pause-snapshot', NULL)")
         sql(pg_db, "INSERT INTO a VALUES (5000)")
         p.wait_for(lambda rs: any(v["op"] == "c" for v in values(rs)))
-        time.sleep(0.5)
+        # a chunk the pause failed to stop would have been read between these two transactions
+        sql(pg_db, "INSERT INTO a VALUES (5001)")
+        p.wait_for(lambda rs: any(v["op"] == "c" and v["after"]["id"] == 5001 for v in values(rs)))
         assert incremental(p.sink.snapshot()) == [], "paused: no chunk is read"
         assert p.source._incr.state()["paused"] is True
         signal(pg_db, "resume-snapshot", None)
-        p.wait_for(lambda rs: len(incremental(rs, "dbz.public.a")) == 3001)  # with 5000, inserted meanwhile
+        p.wait_for(lambda rs: len(incremental(rs, "dbz.public.a")) == 3002)  # with 5000 and 5001, inserted meanwhile
         # stop in the middle of b
         signal(pg_db, "execute-snapshot", {"data-collections": ["public\\.b"]})
         p.wait_for(lambda rs: len(incremental(rs, "dbz.public.b")) >= 500)
         signal(pg_db, "stop-snapshot", {"data-collections": ["public.b"], "type": "incremental"})
         p.wait_for(lambda rs: p.source._incr.state() is None)
-        time.sleep(0.5)
+        sql(pg_db, "INSERT INTO a VALUES (5002)")  # what the stopped chunk had read is out before this
+        p.wait_for(lambda rs: any(v["op"] == "c" and v["after"]["id"] == 5002 for v in values(rs)))
         got = len(incremental(p.sink.snapshot(), "dbz.public.b"))
-        time.sleep(0.5)
-        assert len(incremental(p.sink.snapshot(), "dbz.public.b")) == got < 20000
-        sql(pg_db, "INSERT INTO b VALUES (99999)")  # the stream goes on
+        sql(pg_db, "INSERT INTO b VALUES (99999)")  # the stream goes on, and no chunk of b comes with it
         p.wait_for(lambda rs: any(v["op"] == "c" and v["after"]["id"] == 99999 for v in values(rs)))
+        assert len(incremental(p.sink.snapshot(), "dbz.public.b")) == got < 20000
 
 
 def test_additional_conditions_queueing_and_bad_signals(pg_db: dict[str, str], tmp_path: Path,
@@ -241,8 +250,7 @@ def test_composite_text_keys_surrogate_key_and_the_cli(pg_db: dict[str, str], tm
         records = p.wait_for(lambda rs: len(incremental(rs, "dbz.public.ck")) == 200
                              and len(incremental(rs, "dbz.public.nk")) == 60
                              and len(incremental(rs, "dbz.public.c2")) == 10)
-        time.sleep(0.3)
-        records = p.sink.snapshot()
+        records = settle(p, pg_db, "c2", 10_000)
     ck = [(v["after"]["a"], v["after"]["b"]) for v in incremental(records, "dbz.public.ck")]
     assert len(ck) == len(set(ck)) == 200  # each row once, quotes, tabs and accents in the key survive
     assert {b for _, b in ck} == {f"k'{g}\u00e9 \t" for g in range(1, 201)}
@@ -272,8 +280,7 @@ def test_row_changed_inside_its_window_is_emitted_once_by_the_stream(pg_db: dict
         reader.read = read_then_write  # type: ignore[method-assign]
         signal(pg_db, "execute-snapshot", {"data-collections": ["public.w"]})
         p.wait_for(lambda rs: p.source._incr.state() is None and len(incremental(rs)) == 80)
-        time.sleep(0.3)
-        records = p.sink.snapshot()
+        records = settle(p, pg_db, "w", 10_000, ", 0")
     assert len(touched) == 20
     read_keys = {v["after"]["id"] for v in incremental(records)}
     assert read_keys == set(range(1, 101)) - set(touched)
