@@ -12,6 +12,7 @@ import base64
 import dataclasses
 import datetime as dt
 import re
+from decimal import Decimal
 from typing import Any
 
 from cdc.core.connect import ConnectSchema
@@ -402,10 +403,17 @@ def _masked(schema: Schema, value: Any, replacement: str | None) -> Any:
         return None
     type_ = schema["type"]
     name = schema.get("name")
+    if name == DECIMAL_NAME:
+        scale = int(schema.get("parameters", {}).get("scale", "0"))
+        given = 0 if replacement is None else max(0, -Decimal(replacement).as_tuple().exponent)  # type: ignore[operator]
+        if given != scale:
+            # Kafka masks with BigDecimal.ZERO (or new BigDecimal(replacement)), which the schema refuses.
+            raise TransformError(f"Decimal value has mismatching scale for given Decimal schema. Schema has scale "
+                                 f"{scale}, value has scale {given}.")
+        unscaled = 0 if replacement is None else int(Decimal(replacement).scaleb(scale))
+        return base64.b64encode(unscaled.to_bytes((unscaled.bit_length() + 8) // 8, "big", signed=True)).decode()
     if replacement is None:
-        if name == DECIMAL_NAME:
-            return base64.b64encode(b"\x00").decode()  # BigDecimal.ZERO, unscaled
-        zeros: dict[str, Any] = {"boolean": False, "string": "", "float32": 0.0, "float64": 0.0,
+        zeros: dict[str, Any] = {"boolean": False, "string": "", "float": 0.0, "double": 0.0,
                                  "array": [], "map": {}}
         zeros.update((t, 0) for t in _INTEGER_TYPES)  # includes Date / Time / Timestamp: new Date(0)
         if type_ not in zeros:
@@ -418,7 +426,7 @@ def _masked(schema: Schema, value: Any, replacement: str | None) -> Any:
             return replacement
         if type_ in _INTEGER_TYPES:
             return int(replacement)
-        if type_ in ("float32", "float64"):
+        if type_ in ("float", "double"):
             return float(replacement)
     except ValueError:
         raise TransformError(f"Unable to convert {replacement} (class java.lang.String) to number") from None
@@ -636,6 +644,13 @@ class TimestampConverter(_Side):
                 if kind == "field":
                     _format_field(tok, _EPOCH)  # refuses an unsupported letter now, not at the first record
 
+    def _check_type(self, schema: Schema) -> None:
+        """Kafka infers the input type from the schema, and fails for one it does not know."""
+        known = schema.get("name") in (TIMESTAMP_NAME, DATE_NAME, TIME_NAME) or schema["type"] in ("string", "int64")
+        if not known:
+            label = f"{schema.get('name')}:{schema['type'].upper()}" if schema.get("name") else schema["type"].upper()
+            raise TransformError(f"Schema Schema{{{label}}} does not correspond to a known timestamp type format")
+
     def _to_millis(self, schema: Schema | None, value: Any) -> int:
         """The instant as Kafka holds it: a java.util.Date, milliseconds since the epoch."""
         name = schema.get("name") if schema else None
@@ -687,6 +702,8 @@ class TimestampConverter(_Side):
         value = self.value_of(event)
         schema = self.schema_of(event)
         if not self.field:
+            if schema is not None:
+                self._check_type(schema)
             new_schema = None if schema is None else self._target_schema(bool(schema.get("optional")))
             return self.replaced(event, new_schema, self._convert(schema, value))
         if value is None:
@@ -699,6 +716,7 @@ class TimestampConverter(_Side):
         for f in schema["fields"]:
             v = get_value(struct, f, self.replace_null_with_default)
             if f["field"] == self.field:
+                self._check_type(f)
                 fields.append(with_name(self._target_schema(bool(f.get("optional"))), f["field"]))
                 updated[f["field"]] = self._convert(f, v)
             else:

@@ -344,3 +344,92 @@ def test_regex_router_java_replacement() -> None:
     out = c.apply(CREATE)
     assert out is not None and out.topic == "dbz_pk$"
     assert c.apply(ChangeEvent("nodots", None, None, None, None)).topic == "nodots"  # type: ignore[union-attr]
+
+
+# --- Kafka Connect's field transforms (after unwrapping, as they are used) ------------------------
+
+def after_unwrap(cls: str, **options: str) -> TransformChain:
+    props = {"transforms": "u,x", "transforms.u.type": UNWRAP, "transforms.x.type": f"{K}.{cls}"}
+    props.update({f"transforms.x.{k.replace('_', '.')}": v for k, v in options.items()})
+    return TransformChain.from_properties(props)
+
+
+def test_replace_field_exclude_and_rename() -> None:
+    out = after_unwrap("ReplaceField$Value", exclude="v", renames="id:ident").apply(CREATE)
+    # oracle: the schema keeps its name, is required, and lists the renamed field
+    assert out is not None and to_json(out)["value"] == {"schema": {
+        "type": "struct", "fields": [{"type": "int32", "optional": False, "field": "ident"}], "optional": False,
+        "name": "dbz.public.pk.Value"}, "payload": {"ident": 1}}
+    with pytest.raises(ConfigError, match="invalid rename mapping: a"):
+        after_unwrap("ReplaceField$Value", renames="a")
+
+
+def test_insert_field_topic_static_partition_timestamp() -> None:
+    out = after_unwrap("InsertField$Value", topic_field="topic!", static_field="origin", static_value="cdc",
+                       partition_field="part", timestamp_field="ts").apply(CREATE)
+    assert out is not None and out.value_schema is not None
+    # oracle: a source record has no partition or timestamp yet, so those stay null
+    assert out.value == {"id": 1, "v": "one", "topic": "dbz.public.pk", "part": None, "ts": None, "origin": "cdc"}
+    assert out.value_schema.fields[2:] == [
+        {"type": "string", "optional": False, "field": "topic"},
+        {"type": "int32", "optional": True, "field": "part"},
+        {"type": "int64", "optional": True, "name": "org.apache.kafka.connect.data.Timestamp", "version": 1,
+         "field": "ts"},
+        {"type": "string", "optional": True, "field": "origin"}]
+    with pytest.raises(ConfigError, match="only applicable to sink connectors"):
+        after_unwrap("InsertField$Value", offset_field="off")
+
+
+def test_value_to_key_and_extract_field() -> None:
+    keyed = after_unwrap("ValueToKey", fields="v,id").apply(CREATE)
+    # oracle: an unnamed key struct of the value's field schemas
+    assert keyed is not None and to_json(keyed)["key"] == {"schema": {"type": "struct", "fields": [
+        {"type": "string", "optional": True, "field": "v"}, {"type": "int32", "optional": False, "field": "id"}],
+        "optional": False}, "payload": {"v": "one", "id": 1}}
+    extracted = after_unwrap("ExtractField$Key", field="id").apply(CREATE)
+    assert extracted is not None and to_json(extracted)["key"] == {"schema": {"type": "int32", "optional": False},
+                                                                   "payload": 1}
+
+
+def test_mask_field() -> None:
+    masked = after_unwrap("MaskField$Value", fields="v,id").apply(CREATE)
+    assert masked is not None and masked.value == {"id": 0, "v": ""}
+    replaced = after_unwrap("MaskField$Value", fields="v,id", replacement="42").apply(CREATE)
+    assert replaced is not None and replaced.value == {"id": 42, "v": "42"}
+    with pytest.raises(ValueError, match="Unable to convert x"):
+        after_unwrap("MaskField$Value", fields="id", replacement="x").apply(CREATE)
+
+
+def test_header_from_copy_and_move() -> None:
+    copied = after_unwrap("HeaderFrom$Value", fields="id,v", headers="hid,hv", operation="copy").apply(CREATE)
+    assert copied is not None and copied.value == {"id": 1, "v": "one"}
+    assert to_json(copied)["headers"] == [["hid", {"schema": {"type": "int32", "optional": False}, "payload": 1}],
+                                          ["hv", {"schema": {"type": "string", "optional": True}, "payload": "one"}]]
+    moved = after_unwrap("HeaderFrom$Value", fields="v", headers="hv", operation="move").apply(CREATE)
+    assert moved is not None and moved.value == {"id": 1}
+    with pytest.raises(ConfigError, match="same number of elements"):
+        after_unwrap("HeaderFrom$Value", fields="a,b", headers="h", operation="copy")
+
+
+def test_timestamp_converter() -> None:
+    # source.ts_ms 1795521962347 = 2026-11-24T12:06:02.347Z (day 20781 since the epoch)
+    props = {"transforms.u.add.fields": "source.ts_ms"}
+
+    def convert(**options: str) -> object:
+        c = TransformChain.from_properties({"transforms": "u,x", "transforms.u.type": UNWRAP, **props,
+                                            "transforms.x.type": f"{K}.TimestampConverter$Value",
+                                            "transforms.x.field": "__source_ts_ms",
+                                            **{f"transforms.x.{k.replace('_', '.')}": v for k, v in options.items()}})
+        out = c.apply(CREATE)
+        assert out is not None and out.value is not None
+        return out.value["__source_ts_ms"]
+
+    assert convert(target_type="string", format="yyyy-MM-dd'T'HH:mm:ss.SSSX") == "2026-11-24T12:06:02.347Z"
+    assert convert(target_type="Date") == 20781
+    assert convert(target_type="Time") == 43_562_347
+    # unix.precision applies to an int64 input too (oracle): read as seconds, written as seconds;
+    # read as microseconds, it passes through java.util.Date's milliseconds.
+    assert convert(target_type="unix", unix_precision="seconds") == 1795521962347
+    assert convert(target_type="unix", unix_precision="microseconds") == 1795521962000
+    with pytest.raises(ConfigError, match="requires format"):
+        convert(target_type="string")

@@ -174,6 +174,28 @@ def _kafka_cases() -> dict[str, tuple[dict[str, str], str]]:
         "timestamp-to-unix-seconds": (after_unwrap("x", f"{K}.TimestampConverter$Value", field="__ts_ms",
                                                    **{"target.type": "unix", "unix.precision": "seconds"})
                                       | {"transforms.u.add.fields": "ts_ms"}, PK),
+        "timestamp-string-roundtrip": ({
+            "transforms": "u,a,b", **unwrap, "transforms.u.add.fields": "ts_ms",
+            "transforms.a.type": f"{K}.TimestampConverter$Value", "transforms.a.field": "__ts_ms",
+            "transforms.a.target.type": "string", "transforms.a.format": "yyyy-MM-dd HH:mm:ss.SSS",
+            "transforms.b.type": f"{K}.TimestampConverter$Value", "transforms.b.field": "__ts_ms",
+            "transforms.b.target.type": "Timestamp", "transforms.b.format": "yyyy-MM-dd HH:mm:ss.SSS"}, PK),
+        "timestamp-to-time": (after_unwrap("x", f"{K}.TimestampConverter$Value", field="__ts_ms",
+                                           **{"target.type": "Time"}) | {"transforms.u.add.fields": "ts_ms"}, PK),
+        "timestamp-unknown-type": (after_unwrap("x", f"{K}.TimestampConverter$Value", field="d",
+                                                **{"target.type": "unix"}), "mariadb_temporal"),
+        "timestamp-micros": (after_unwrap("x", f"{K}.TimestampConverter$Value", field="dt6",
+                                          **{"target.type": "Timestamp", "unix.precision": "microseconds"}),
+                             "mariadb_temporal"),
+        "mask-types": (after_unwrap("x", f"{K}.MaskField$Value", fields="c_int,c_ubigint,c_varchar,c_double,c_bool,"
+                                    "c_float,c_decimal,c_date"), "mariadb_types"),
+        "mask-blob": (after_unwrap("x", f"{K}.MaskField$Value", fields="c_blob"), "mariadb_types"),
+        "mask-types-replacement": (after_unwrap("x", f"{K}.MaskField$Value", fields="c_int,c_varchar,c_double",
+                                                replacement="7"), "mariadb_types"),
+        "replace-types": (after_unwrap("x", f"{K}.ReplaceField$Value", exclude="c_int", renames="c_varchar:s"),
+                          "mariadb_types"),
+        "insert-static-required": (after_unwrap("x", f"{K}.InsertField$Value", **{"static.field": "s!",
+                                                                                    "static.value": "v"}), PK),
     }
 
 
