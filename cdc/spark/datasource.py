@@ -1,38 +1,46 @@
 """``spark.readStream.format("cdc")``: a PySpark Python Data Source over any source plugin.
 
-    initialOffset()          {"initial": true, "seq": 0}: start per snapshot.mode
-    read(start)              keep one source stream open on the driver; hand over its events up
-                             to the point where it has caught up with the log, with the offset
-                             after them (+ "seq", the running _position)
-    readBetweenOffsets(s, e) replay after a restart: a new stream from s, up to e
-    commit(end)              source.acknowledge(end): PostgreSQL may release WAL before it
+    initialOffset()          {"initial": true, "seq": 0}
+    latestOffset(start)      initial, and the source can cut its snapshot into chunks
+                             (plan_parallel_snapshot): the plan -- where the stream will start, the
+                             exported snapshot, every table's key chunks -- is the next offset;
+                             otherwise read the source's stream on the driver up to where it has
+                             caught up with the log; the offset after it (+ "seq", the running _position)
+    partitions(start, end)   the plan's chunks, one per task: executors read them in parallel, each
+                             with its own connection, as Arrow columns where the source offers them;
+                             else what latestOffset read (or, after a restart, the same read again)
+    commit(end)              the plan: release the exported snapshot; else source.acknowledge(end):
+                             PostgreSQL may release WAL before it
 
 Spark's checkpoint holds the offsets, so a query stopped (or killed) and started again resumes
 from its checkpoint; the source's log is only released on ``commit``, so what the checkpoint
 needs is still there. Options: ``source`` (a registered source plugin), ``table`` (one
 captured table: ``before``/``after`` get its real Spark types; without it they are JSON
-strings and every captured table is read), ``maxRowsPerBatch``, and the source's own options
-under their Debezium names. Unknown sources and bad options fail at ``load()``.
+strings and every captured table is read), ``maxRowsPerBatch``, ``snapshotChunkRows`` (rows per
+snapshot chunk, 100,000), ``parallelSnapshot`` (true), and the source's own options under their
+Debezium names. Unknown sources and bad options fail at ``load()``.
 """
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-import orjson
 from pyspark.sql import types as T
-from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Config
 from cdc.core.errors import ConfigError, SourceError
 from cdc.core.records import ChangeEvent
-from cdc.spark.schema import SOURCE_FIELDS, event_schema, struct_type_of
+from cdc.spark.arrow_events import EventRows, arrow_schema, rows_batch, snapshot_batches
+from cdc.spark.schema import event_schema, struct_type_of
 
 log = logging.getLogger(__name__)
 
-READER_OPTIONS = ("source", "table", "maxrowsperbatch", "path")
+READER_OPTIONS = ("source", "table", "maxrowsperbatch", "snapshotchunkrows", "parallelsnapshot", "path")
 
 
 def _source_properties(options: Mapping[str, str]) -> dict[str, str]:
@@ -74,13 +82,16 @@ class CdcDataSource(DataSource):
         finally:
             source.close()
 
-    def simpleStreamReader(self, schema: T.StructType) -> CdcStreamReader:
+    def streamReader(self, schema: T.StructType) -> CdcStreamReader:
         return CdcStreamReader(dict(self.options), schema)
 
 
 def _source_offset(offset: dict[str, Any]) -> dict[str, Any] | None:
+    """The source's offset in one of ours (None: start per snapshot.mode)."""
     if offset.get("initial"):
         return None
+    if "plan" in offset:  # the snapshot was read in chunks: the stream starts where it was taken
+        return dict(offset["plan"]["stream_from"])
     return {k: v for k, v in offset.items() if k != "seq"}
 
 
@@ -110,33 +121,110 @@ def _committed_key(source_cls: Any, offset: dict[str, Any]) -> tuple[int, ...] |
     return source_cls.committed_key(offset)
 
 
-class CdcStreamReader(SimpleDataSourceStreamReader):
+@dataclass(frozen=True)
+class ChunkPartition(InputPartition):
+    """One key-range chunk of the initial snapshot, read by an executor with its own connection."""
+
+    options: dict[str, str]
+    plan: dict[str, Any]  # the plan without its chunk list
+    chunk: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RowsPartition(InputPartition):
+    """Events the driver read from the log, already in Arrow."""
+
+    batch: Any  # pyarrow.RecordBatch
+
+
+class CdcStreamReader(DataSourceStreamReader):
+    """Offsets: ``{"initial": true}``; ``{"plan": ...}`` after a snapshot read in parallel chunks (the
+    plan holds its chunks and where the stream starts); then the source's own offsets; each with
+    ``seq``, the running ``_position`` of the rows handed out."""
+
     def __init__(self, options: dict[str, str], schema: T.StructType) -> None:
         self.options = options
         self.schema = schema
-        self.max_rows = int(options.get("maxRowsPerBatch",
-                                        options.get("maxrowsperbatch",
-                                                    "100000")))  # rows per micro-batch, also during a snapshot
+        self.max_rows = int(_option(options, "maxRowsPerBatch", "100000"))  # rows per micro-batch
+        self.chunk_rows = int(_option(options, "snapshotChunkRows", "100000"))
         self.table = options.get("table")
         self._source_cls = registry.load(registry.SOURCES, options["source"])
-        self._source: Any = None
+        self.parallel = _option(options, "parallelSnapshot", "true").lower() == "true" and \
+            isinstance(self._source_cls, type) and hasattr(self._source_cls, "plan_parallel_snapshot")
+        self._source: Any = None  # the driver's source, streaming
+        self._planner: Any = None  # the driver's source that holds an exported snapshot
         self._stream: Iterator[Any] | None = None
         self._at: dict[str, Any] | None = None
         self._seq = 0
-        self._row_converter: Callable[[dict[str, Any] | None], Any] | None = None
-        self._columns: list[str] | None = None
-        self._schema_json: dict[str, Any] | None = None
+        self._pending: dict[str, RowsPartition | None] = {}  # end offset -> what latestOffset read
+        columns = None
         if self.table:
             after = schema["after"].dataType
             assert isinstance(after, T.StructType)
-            self._columns = after.fieldNames()
+            columns = after.fieldNames()
+        self._events = EventRows(self.table, columns)
+        self._arrow_schema = arrow_schema(schema)
 
-    # ---- offsets ------------------------------------------------------------------------------
+    # ---- offsets (driver) ---------------------------------------------------------------------
 
     def initialOffset(self) -> dict[str, Any]:
         return {"initial": True, "seq": 0}
 
-    def read(self, start: dict[str, Any]) -> tuple[Iterator[tuple], dict[str, Any]]:
+    def latestOffset(self, start: dict[str, Any], limit: Any = None) -> dict[str, Any]:
+        if start.get("initial") and self.parallel:
+            plan = self._plan()
+            if plan is not None:
+                return {"plan": plan, "seq": 0}
+            self.parallel = False  # snapshot.mode takes no snapshot: stream as the source decides
+        rows, end = self._read(start)
+        self._pending[json.dumps(end, sort_keys=True)] = self._partition(rows)
+        return end
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
+        if "plan" in end and "plan" not in start:
+            plan = {k: v for k, v in end["plan"].items() if k != "chunks"}
+            return [ChunkPartition(self.options, plan, chunk) for chunk in end["plan"]["chunks"]]
+        key = json.dumps(end, sort_keys=True)
+        if key in self._pending:
+            partition = self._pending.pop(key)
+        else:  # a micro-batch planned before a restart: read it again from the log
+            partition = self._partition(self._replay(start, end))
+        return [partition] if partition is not None else []
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        """On an executor: a snapshot chunk (columnar when the source can), or rows the driver read."""
+        if isinstance(partition, RowsPartition):
+            yield partition.batch
+            return
+        assert isinstance(partition, ChunkPartition)
+        yield from read_chunk(partition, self._arrow_schema, self.table, self._events)
+
+    def commit(self, end: dict[str, Any]) -> None:
+        if "plan" in end and self._planner is not None:  # every chunk is read: the snapshot may go
+            self._planner.release_parallel_snapshot()
+            self._planner.close()
+            self._planner = None
+        offset = _source_offset(end)
+        if self._source is not None and offset is not None:
+            self._source.acknowledge(offset)
+
+    def stop(self) -> None:
+        self._close()
+        if self._planner is not None:
+            self._planner.close()
+            self._planner = None
+
+    # ---- the driver's reads -------------------------------------------------------------------
+
+    def _plan(self) -> dict[str, Any] | None:
+        if self._planner is not None:
+            self._planner.close()
+        self._planner = _build_source(self.options)
+        return self._planner.plan_parallel_snapshot(self.chunk_rows)
+
+    def _read(self, start: dict[str, Any]) -> tuple[list[tuple], dict[str, Any]]:
+        """From the open stream (or one opened at ``start``): the rows up to where the source has
+        caught up with its log, and the offset after them."""
         keys = _position_keys(self._source_cls)
         if self._stream is None or self._at is None or any(start.get(k) != self._at.get(k) for k in keys):
             if start.get("in_snapshot"):
@@ -149,26 +237,26 @@ class CdcStreamReader(SimpleDataSourceStreamReader):
         rows: list[tuple] = []
         end: dict[str, Any] | None = None
         for batch in self._stream:
-            rows.extend(self._rows(batch.events))
+            rows.extend(self._events.rows(batch.events, self._next_position))
             # Micro-batches end between transactions only, so a replay can find the same end.
             if batch.offset is not None and _committed_key(self._source_cls, batch.offset) is not None:
                 end = {**batch.offset, "seq": self._seq}
                 if batch.caught_up or len(rows) >= self.max_rows:
                     break
             elif batch.offset is None and len(rows) >= self.max_rows and _snapshot_batch(batch.events):
-                # A large initial snapshot is handed over in pieces to bound memory; such an
-                # offset is good for this stream only (see the check above).
+                # A large snapshot read on the driver is handed over in pieces to bound memory; such
+                # an offset is good for this stream only (see the check above).
                 end = {"in_snapshot": True, "seq": self._seq}
                 break
         if end is None:  # the source ended (initial_only): nothing more will come
             end = dict(start)
             self._stream = None
         self._at = end
-        return self._batches(rows), end
+        return rows, end
 
-    def readBetweenOffsets(self, start: dict[str, Any], end: dict[str, Any]) -> Iterator[tuple]:
-        """Replay a planned micro-batch after a restart: the source's log still holds it,
-        because ``commit`` (which releases it) was not reached for it."""
+    def _replay(self, start: dict[str, Any], end: dict[str, Any]) -> list[tuple]:
+        """A planned micro-batch again after a restart: the source's log still holds it, because
+        ``commit`` (which releases it) was not reached for it."""
         if start.get("initial") or start.get("in_snapshot") or end.get("in_snapshot"):
             raise SourceError("a micro-batch of the initial snapshot cannot be replayed",
                               fix="delete the checkpoint folder to take a new snapshot")
@@ -181,7 +269,8 @@ class CdcStreamReader(SimpleDataSourceStreamReader):
         rows: list[tuple] = []
         for batch in self._stream:
             # Transactions that committed before the end offset sort before it.
-            rows.extend(self._rows([e for e in batch.events if e.position and e.position[:size] < end_key]))
+            events = [e for e in batch.events if e.position and e.position[:size] < end_key]
+            rows.extend(self._events.rows(events, self._next_position))
             key = _committed_key(self._source_cls, batch.offset) if batch.offset is not None else None
             if key is not None and key >= end_key:
                 break
@@ -189,32 +278,16 @@ class CdcStreamReader(SimpleDataSourceStreamReader):
             raise SourceError(f"replaying offsets {start} to {end} gave {self._seq - start.get('seq', 0)} rows, "
                               f"not {end.get('seq', 0) - start.get('seq', 0)}",
                               fix="the source log changed under the checkpoint; delete the checkpoint to start over")
-        self._close()  # the next read() opens a stream at the end offset
+        self._close()  # the next latestOffset() opens a stream at the end offset
         self._at = end
-        return self._batches(rows)
+        return rows
 
-    def _batches(self, rows: list[tuple]) -> Iterator[Any]:
-        """The rows as one Arrow record batch: pyarrow converts them in C++, where Spark's
-        fallback for tuples checks every value in Python (several times slower)."""
-        if not rows:
-            return iter(())
-        try:
-            import pyarrow as pa
-            from pyspark.sql.pandas.types import to_arrow_schema
+    def _next_position(self) -> int:
+        self._seq += 1
+        return self._seq
 
-            schema = to_arrow_schema(self.schema, timezone="UTC")
-            columns = list(zip(*rows, strict=True))
-            arrays = [pa.array(list(column), type=field.type) for column, field in zip(columns, schema, strict=True)]
-            return iter([pa.RecordBatch.from_arrays(arrays, schema=schema)])
-        except ImportError:
-            return iter(rows)
-
-    def commit(self, end: dict[str, Any]) -> None:
-        offset = _source_offset(end)
-        if self._source is not None and offset is not None:
-            self._source.acknowledge(offset)
-
-    # ---- internals ----------------------------------------------------------------------------
+    def _partition(self, rows: list[tuple]) -> RowsPartition | None:
+        return RowsPartition(rows_batch(rows, self._arrow_schema)) if rows else None
 
     def _open(self, start: dict[str, Any]) -> None:
         self._close()
@@ -233,40 +306,28 @@ class CdcStreamReader(SimpleDataSourceStreamReader):
         self._source = None
         self._stream = None
 
-    def _rows(self, events: list[ChangeEvent]) -> list[tuple]:
-        out = []
-        for event in events:
-            value = event.value
-            if value is None or not event.table_id or "op" not in value or "before" not in value:
-                continue  # tombstones, transaction/heartbeat/message events
-            if self.table and event.table_id != self.table:
-                continue
-            convert = self._converter(event)
-            source = value["source"]
-            self._seq += 1
-            out.append((
-                value["op"], convert(value["before"]), convert(value["after"]),
-                tuple(source.get(k) for k in SOURCE_FIELDS), value.get("ts_ms"), event.table_id, self._seq,
-            ))
-        return out
 
-    def _converter(self, event: ChangeEvent) -> Callable[[dict[str, Any] | None], Any]:
-        if not self.table:
-            return lambda row: None if row is None else orjson.dumps(row).decode()
-        row_schema = event.value_schema.fields[0] if event.value_schema else None
-        if self._row_converter is None or row_schema is not self._schema_json:
-            assert row_schema is not None
-            columns = [f["field"] for f in row_schema["fields"]]
-            if columns != self._columns:
-                # Spark fixed the schema at load(); the offset of these rows is not committed, so a
-                # restarted query reads them again with the new columns (and apply_changes adds them).
-                raise SourceError(
-                    f"the columns of {self.table} changed from {self._columns} to {columns}",
-                    fix="restart the streaming query: it resumes from its checkpoint with the new schema",
-                )
-            self._schema_json = row_schema
-            _, self._row_converter = struct_type_of(row_schema)
-        return self._row_converter
+def read_chunk(partition: ChunkPartition, schema: Any, table: str | None, events: EventRows) -> Iterator[Any]:
+    """A snapshot chunk on an executor: Arrow columns straight from the database when the source
+    offers them and the query has typed rows; else the source's events, converted in Python."""
+    source = _build_source(partition.options)
+    try:
+        columnar = source.parallel_chunk_arrow(partition.plan, partition.chunk) if table else None
+        if columnar is not None:
+            after, block = columnar
+            yield from snapshot_batches(after, schema, block, partition.plan["ts_us"] // 1000,
+                                        partition.chunk["table"])
+            return
+        for chunk_events in source.parallel_chunk_events(partition.plan, partition.chunk):
+            rows = events.rows(chunk_events, lambda: 0)
+            if rows:
+                yield rows_batch(rows, schema)
+    finally:
+        source.close()
+
+
+def _option(options: Mapping[str, str], name: str, default: str) -> str:
+    return options.get(name, options.get(name.lower(), default))
 
 
 def register(spark: Any) -> None:

@@ -36,6 +36,18 @@ def _zoned(value: str) -> datetime | None:
     return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
 
 
+def _beyond_none(convert: Converter) -> Converter:
+    """Dates and timestamps Spark cannot hold (PostgreSQL's infinity, which Debezium sends as
+    extreme values, and years outside 1-9999) become NULL, as an infinite timestamptz does."""
+    def checked(value: Any) -> Any:
+        try:
+            result = convert(value)
+        except (OverflowError, ValueError):
+            return None
+        return result if 1 <= result.year <= 9999 else None
+    return checked
+
+
 def field_type(schema: dict[str, Any]) -> tuple[T.DataType, Converter]:
     """Spark type and value converter for one Connect field schema."""
     name = schema.get("name")
@@ -54,11 +66,11 @@ def field_type(schema: dict[str, Any]) -> tuple[T.DataType, Converter]:
             return str(Decimal(unscaled).scaleb(-value["scale"]))
         return T.StringType(), variable
     if name in ("io.debezium.time.Date", "org.apache.kafka.connect.data.Date"):
-        return T.DateType(), lambda days: _EPOCH_DATE + timedelta(days=days)
+        return T.DateType(), _beyond_none(lambda days: _EPOCH_DATE + timedelta(days=days))
     if name == "io.debezium.time.MicroTimestamp":
-        return T.TimestampNTZType(), lambda us: _EPOCH + timedelta(microseconds=us)
+        return T.TimestampNTZType(), _beyond_none(lambda us: _EPOCH + timedelta(microseconds=us))
     if name in ("io.debezium.time.Timestamp", "org.apache.kafka.connect.data.Timestamp"):
-        return T.TimestampNTZType(), lambda ms: _EPOCH + timedelta(milliseconds=ms)
+        return T.TimestampNTZType(), _beyond_none(lambda ms: _EPOCH + timedelta(milliseconds=ms))
     if name == "io.debezium.time.ZonedTimestamp":
         return T.TimestampType(), _zoned
     if kind == "array":

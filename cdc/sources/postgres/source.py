@@ -48,8 +48,8 @@ from cdc.core.snapshot_marks import SnapshotMarks, snapshot_flag
 from cdc.core.snapshot_mode import Plan, decide
 from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt, restart_marker
 from cdc.core.source import SourceSettings
+from cdc.sources.postgres import arrow_chunks, chunks, parallel
 from cdc.sources.postgres import catalog as cat
-from cdc.sources.postgres import chunks
 from cdc.sources.postgres import pgoutput as po
 from cdc.sources.postgres.config import POSTGRES_OPTIONS
 from cdc.sources.postgres.connection import ConnectionSettings, one, with_retries
@@ -190,7 +190,8 @@ class PostgresSource:
 
     # ---- start-up ---------------------------------------------------------------------------
 
-    def _run(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
+    def _prepare(self) -> tuple[list[cat.CatalogTable], cat.SlotInfo]:
+        """Check the server, find the captured tables, make sure the publication holds them; the slot."""
         conn = self._catalog_conn()
         version = cat.server_checks(conn, self.settings.user)
         self._server_version = version
@@ -214,7 +215,10 @@ class PostgresSource:
         if slot.exists and slot.plugin != "pgoutput":
             raise SourceError(f"slot {self.slot!r} uses plugin {slot.plugin!r}, not pgoutput",
                               fix="drop it or choose another slot.name")
+        return tables, slot
 
+    def _run(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
+        tables, slot = self._prepare()
         attempt = interrupted_attempt(offset)
         if attempt:
             log.warning("the snapshot of an earlier run was interrupted: taking it again (each table starts with a "
@@ -276,6 +280,85 @@ class PostgresSource:
             log.info("snapshot.resumable does not apply to snapshot.mode=initial_only (its slot is temporary)")
         yield from self._snapshot(tables, snapshot_name, start_lsn, final=temporary, attempt=attempt)
         return None if temporary else self._position
+
+    # ---- the snapshot in parallel chunks (Spark's executors: cdc.spark.parallel) -------------
+
+    def plan_parallel_snapshot(self, chunk_rows: int) -> dict[str, Any] | None:
+        """Create the slot exporting its snapshot and cut the captured tables into key chunks in it
+        (parallel.py). The snapshot lives until :meth:`release_parallel_snapshot`. None when
+        snapshot.mode takes no snapshot here: the stream starts as it would without Spark."""
+        tables, slot = self._prepare()
+        decision = decide(self.snapshot_mode, None, log_reaches=slot.exists)
+        if decision.plan is not Plan.SNAPSHOT or decision.then_stop:
+            return None
+        if slot.exists:
+            self._wait_slot_free(slot)
+            log.warning("slot %s exists but a snapshot is needed: recreating it", self.slot)
+            cat.drop_slot(self._catalog_conn(), self.slot)
+        lsn, snapshot = self._create_slot(export=True, temporary=False)
+        chunks_: list[parallel.Chunk] = []
+        conn = self.settings.connect()
+        try:
+            with parallel.in_snapshot(conn, snapshot):
+                for table in sorted(tables, key=lambda t: t.qualified):
+                    chunks_ += parallel.table_chunks(table, parallel.chunk_bounds(conn, table, chunk_rows))
+        finally:
+            conn.close()
+        log.info("snapshot of %d tables in %d chunks at %s", len(tables), len(chunks_), po.format_lsn(lsn))
+        return {"snapshot": snapshot, "lsn": lsn, "chunks": chunks_, "ts_us": now_ts()[1],
+                "stream_from": {"lsn": lsn, "txId": None, "ts_usec": None, "snapshot_completed": True}}
+
+    def release_parallel_snapshot(self) -> None:
+        """Every chunk is read: the replication connection that holds the exported snapshot may go."""
+        if self._repl_conn is not None:
+            self._repl_conn.close()
+            self._repl_conn = None
+
+    def _chunk_table(self, chunk: parallel.Chunk) -> cat.CatalogTable:
+        schema, _, name = chunk["table"].partition(".")
+        for table in cat.read_tables(self._catalog_conn()):
+            if table.schema == schema and table.name == name:
+                return table
+        raise SourceError(f"table {chunk['table']} of the snapshot plan no longer exists",
+                          fix="start the query again with a new checkpoint to take a new snapshot")
+
+    def _chunk_source(self, table: cat.CatalogTable, plan: dict[str, Any]) -> dict[str, Any]:
+        return source_block(self.prefix, self.settings.dbname, table.schema, table.name, ts_us=plan["ts_us"],
+                            snapshot="true", lsn=plan["lsn"])
+
+    def parallel_chunk_events(self, plan: dict[str, Any], chunk: parallel.Chunk) -> Iterator[list[ChangeEvent]]:
+        """One chunk's rows as read events (the reference path), in the plan's snapshot if it still exists."""
+        table = self._chunk_table(chunk)
+        state = self.table_state(table)
+        source = self._chunk_source(table, plan)
+        ts = (plan["ts_us"] // 1000, plan["ts_us"], plan["ts_us"] * 1000)
+        position = (plan["lsn"], 0, 0)
+        select = parallel.select_chunk(table, chunk, [psycopg.sql.Identifier(c.name) for c in table.columns])
+        conn = self.settings.connect()
+        try:
+            with parallel.in_snapshot(conn, plan["snapshot"]):
+                for rows in copy_select(conn, select, chunk["table"], self.config.get("snapshot.fetch.size")):
+                    yield [state.envelope.event(OP_READ, None, state.row(values), source, position=position, ts=ts)
+                           for values in rows]
+        finally:
+            conn.close()
+
+    def parallel_chunk_arrow(self, plan: dict[str, Any], chunk: parallel.Chunk) -> tuple[Any, dict[str, Any]] | None:
+        """One chunk's rows as an Arrow table of the row struct's columns, with the source block they
+        share; None when the table or a value needs the Python converters (then use the events)."""
+        table = self._chunk_table(chunk)
+        fields = self.table_state(table).envelope.row_schema["fields"]
+        columns = arrow_chunks.columnar_select(table, fields, self.modes)
+        if columns is None:
+            return None
+        try:
+            result = arrow_chunks.read_chunk(self.settings.conninfo(), table, chunk, columns, plan["snapshot"],
+                                             lambda query: query.as_string(self._catalog_conn()))
+        except ImportError:
+            log.warning("adbc-driver-postgresql is not installed: snapshot chunks are converted in Python "
+                        "(pip install 'cdc[spark]')")
+            return None
+        return None if result is None else (result, self._chunk_source(table, plan))
 
     def _warn_about_keys(self, tables: list[cat.CatalogTable]) -> None:
         for table in tables:

@@ -1,0 +1,168 @@
+"""The initial snapshot read in key chunks by Spark's executors (cdc/spark/datasource.py, cdc/sources/
+postgres/parallel.py): the columnar path gives the values of the Python path, and the target equals
+the table under a concurrent writer and across a restart in the middle of the snapshot."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from cdc.config import CORE_OPTIONS, Config
+from tests.integration.spark_fixtures import spark  # noqa: F401 - fixture
+from tests.integration.test_pg_stream import sql
+
+pytestmark = pytest.mark.spark
+
+COLUMNAR_TYPES = """CREATE TABLE wide (id int PRIMARY KEY, s smallint, b bigint, r real, d8 double precision,
+    ok boolean, t text, v varchar(10), c char(5), n numeric(12,3), dt date, ts timestamp(6), ts3 timestamp(3),
+    tz timestamptz, by bytea, u uuid, j json, jb jsonb, ip inet, mac macaddr)"""
+ROWS = """INSERT INTO wide VALUES
+    (1, -32768, -9223372036854775808, 1.5, -0.1, true, 'héllo ☃', '', 'ab', -123456789.123, '2024-02-29',
+     '2024-02-29 13:45:30.123456', '1999-12-31 23:59:59.999', '2024-02-29 13:45:30.5+05:30', '\\x00ff10',
+     'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{"b": [1, 2]}', '{"b": [1, 2], "a": null}', '10.1.0.0/16',
+     '08:00:2b:01:02:03'),
+    (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+     NULL, NULL),
+    (3, 32767, 9223372036854775807, 'NaN', '-Infinity', false, E'tab\\there\\nnewline', 'ten chars!', '12345',
+     0.001, '0001-01-01', '9999-12-31 23:59:59.999999', '1970-01-01 00:00:00', '1970-01-01 00:00:00+00', '\\x',
+     '00000000-0000-0000-0000-000000000000', '[]', '{}', '::1', 'ff:ff:ff:ff:ff:ff')"""
+
+
+def _source(db: dict[str, str], **extra: str) -> Any:
+    from cdc.sources.postgres.source import PostgresSource
+
+    props = {k: v for k, v in db.items() if k != "dsn"}
+    return PostgresSource(Config({**props, "topic.prefix": "dbz", "slot.name": "par_slot",
+                                  "publication.name": "par_pub", **extra}).declare(CORE_OPTIONS))
+
+
+def _both_paths(db: dict[str, str], table: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+    """The chunk's events through the Python converters and through Arrow, as Spark rows."""
+    from cdc.spark.arrow_events import EventRows, arrow_schema, rows_batch, snapshot_batches
+    from cdc.spark.schema import event_schema, struct_type_of
+
+    source = _source(db)
+    try:
+        row_type, _ = struct_type_of(source.table_schema(table))
+        schema = arrow_schema(event_schema(row_type))
+        plan = source.plan_parallel_snapshot(chunk_rows=2)
+        assert plan is not None and len(plan["chunks"]) == 2, plan  # 3 rows in chunks of 2
+        source.release_parallel_snapshot()
+        python: list[dict[str, Any]] = []
+        arrow: list[dict[str, Any]] | None = []
+        events = EventRows(table, row_type.fieldNames())
+        for chunk in plan["chunks"]:
+            for batch in source.parallel_chunk_events(plan, chunk):
+                python += rows_batch(events.rows(batch, lambda: 0), schema).to_pylist()
+            columnar = source.parallel_chunk_arrow(plan, chunk)
+            if columnar is None:
+                arrow = None
+            elif arrow is not None:
+                for batch in snapshot_batches(columnar[0], schema, columnar[1], plan["ts_us"] // 1000, table):
+                    arrow += batch.to_pylist()
+        return python, arrow
+    finally:
+        source.close()
+
+
+def test_columnar_chunks_give_the_values_of_the_python_path(pg_db: dict[str, str]) -> None:
+    sql(pg_db, COLUMNAR_TYPES, ROWS)
+    python, arrow = _both_paths(pg_db, "public.wide")
+    assert arrow is not None, "every column of this table has a columnar reading"
+    assert [r["after"]["id"] for r in python] == [1, 2, 3]
+    for ours, theirs in zip(arrow, python, strict=True):
+        for name, value in theirs["after"].items():
+            if isinstance(value, float) and value != value:  # NaN
+                assert ours["after"][name] != ours["after"][name], name
+            else:
+                assert ours["after"][name] == value, (name, ours["after"][name], value)
+        assert {k: v for k, v in ours.items() if k != "after"} == {k: v for k, v in theirs.items() if k != "after"}
+
+
+@pytest.mark.parametrize("value, why", [("'infinity'", "an infinite date"), ("'0044-03-15 BC'", "a BC date")])
+def test_values_outside_the_columnar_path_fall_back_to_python(pg_db: dict[str, str], value: str, why: str) -> None:
+    sql(pg_db, "CREATE TABLE dates (id int PRIMARY KEY, d date)",
+        f"INSERT INTO dates VALUES (1, '2024-01-01'), (2, NULL), (3, {value})")
+    python, arrow = _both_paths(pg_db, "public.dates")
+    assert arrow is None, f"{why} is read the Python way"
+    assert [r["after"]["id"] for r in python] == [1, 2, 3]
+
+
+def _wait_equal(spark: Any, target: Path, db: dict[str, str], timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    want: list[tuple] = []
+    got: list[tuple] = []
+    while time.monotonic() < deadline:
+        with psycopg.connect(db["dsn"]) as conn:
+            want = sorted(conn.execute("SELECT id, v FROM big").fetchall())
+        try:
+            got = sorted((r["id"], r["v"]) for r in spark.read.format("delta").load(str(target)).collect())
+        except Exception:  # noqa: BLE001 - no commit yet
+            got = []
+        if got == want:
+            return
+        time.sleep(2)
+    extra, missing = sorted(set(got) - set(want)), sorted(set(want) - set(got))
+    raise AssertionError(f"{len(got)} rows in the target, {len(want)} in the table; extra {extra[:5]}, "
+                         f"missing {missing[:5]}")
+
+
+def _query(spark: Any, db: dict[str, str], target: Path, checkpoint: Path) -> Any:
+    from cdc.spark.apply import changes_applier
+
+    reader = spark.readStream.format("cdc").option("source", "postgres").option("table", "public.big")
+    for key in ("database.hostname", "database.port", "database.user", "database.dbname"):
+        reader = reader.option(key, db[key])
+    reader = (reader.option("slot.name", "big_slot").option("publication.name", "big_pub")
+              .option("snapshotChunkRows", "20000"))
+    return (reader.load().writeStream.foreachBatch(changes_applier(str(target), ["id"], format="delta"))
+            .option("checkpointLocation", str(checkpoint)).trigger(processingTime="1 second").start())
+
+
+def test_parallel_snapshot_under_a_concurrent_writer_and_a_restart(spark: Any, pg_db: dict[str, str],
+                                                                    tmp_path: Path) -> None:
+    from cdc.spark.session import delta_available
+
+    if not delta_available(spark):
+        pytest.fail("Delta jars are not on the classpath (scripts/spark-jars.sh)")
+    sql(pg_db, "CREATE TABLE big (id int PRIMARY KEY, v int NOT NULL)",
+        "INSERT INTO big SELECT g, 0 FROM generate_series(1, 200000) g")
+    stop = threading.Event()
+
+    def writer() -> None:  # updates, deletes and inserts all over the key range, while the snapshot runs
+        n = 0
+        with psycopg.connect(pg_db["dsn"], autocommit=True) as conn:
+            while not stop.is_set():
+                n += 1
+                conn.execute("UPDATE big SET v = v + 1 WHERE id = %s", ((n * 7919) % 200000 + 1,))
+                conn.execute("DELETE FROM big WHERE id = %s", ((n * 104729) % 200000 + 1,))
+                conn.execute("INSERT INTO big VALUES (%s, %s) ON CONFLICT (id) DO UPDATE SET v = -1", (200000 + n, n))
+                time.sleep(0.002)
+
+    target, checkpoint = tmp_path / "target", tmp_path / "ck"
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        query = _query(spark, pg_db, target, checkpoint)
+        deadline = time.monotonic() + 120
+        while not (checkpoint / "offsets" / "0").exists():  # the snapshot's micro-batch is planned
+            assert time.monotonic() < deadline and query.isActive, query.exception()
+            time.sleep(0.1)
+        query.stop()  # a restart in the middle of the snapshot: its chunks are read again, as they are now
+        assert not (checkpoint / "commits" / "0").exists(), "the snapshot finished before the stop"
+        planned = json.loads((checkpoint / "offsets" / "0").read_text().splitlines()[-1])
+        assert len(planned["plan"]["chunks"]) >= 10, planned  # 200,000 rows and more in chunks of 20,000
+        query = _query(spark, pg_db, target, checkpoint)
+        time.sleep(5)
+    finally:
+        stop.set()
+        thread.join()
+    try:
+        _wait_equal(spark, target, pg_db)
+    finally:
+        query.stop()
