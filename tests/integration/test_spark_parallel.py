@@ -70,6 +70,29 @@ def _both_paths(db: dict[str, str], table: str) -> tuple[list[dict[str, Any]], l
         source.close()
 
 
+@pytest.mark.parametrize("create, key", [
+    ("CREATE TABLE k (id int PRIMARY KEY, v int); INSERT INTO k SELECT g, g FROM generate_series(1, 25000) g", "id"),
+    ("CREATE TABLE k (a text, b numeric, v int, PRIMARY KEY (a, b)); INSERT INTO k SELECT "
+     "'k' || (g % 37), g / 7.0, g FROM generate_series(1, 25000) g", "a, b"),
+])
+def test_chunks_hold_every_row_once(pg_db: dict[str, str], create: str, key: str) -> None:
+    """Keys whose text order is not their order (9001 > 10001 as text), a composite key of text and numeric."""
+    sql(pg_db, *create.split("; "))
+    source = _source(pg_db)
+    try:
+        plan = source.plan_parallel_snapshot(chunk_rows=1000)
+        assert plan is not None and len(plan["chunks"]) == 25
+        seen: list[int] = []
+        for chunk in plan["chunks"]:
+            got = [e.value["after"]["v"] for batch in source.parallel_chunk_events(plan, chunk) for e in batch]
+            assert len(got) == 1000, (chunk, len(got))
+            seen += got
+        source.release_parallel_snapshot()
+    finally:
+        source.close()
+    assert sorted(seen) == list(range(1, 25001))
+
+
 def test_columnar_chunks_give_the_values_of_the_python_path(pg_db: dict[str, str]) -> None:
     sql(pg_db, COLUMNAR_TYPES, ROWS)
     python, arrow = _both_paths(pg_db, "public.wide")

@@ -38,7 +38,7 @@ def chunk_bounds(conn: psycopg.Connection, table: cat.CatalogTable, chunk_rows: 
     as_text = sql.SQL(", ").join(sql.SQL("{}::text").format(sql.Identifier(k)) for k in table.primary_key)
     query = sql.SQL(
         "SELECT {as_text} FROM (SELECT {keys}, row_number() OVER (ORDER BY {keys}) AS rn FROM {table}) numbered "
-        "WHERE rn % {every} = 1 AND rn > 1 ORDER BY {keys}"
+        "WHERE rn % {every} = 1 AND rn > 1 ORDER BY rn"  # (not by the keys: here they are text)
     ).format(as_text=as_text, keys=keys, table=sql.Identifier(table.schema, table.name),
              every=sql.Literal(chunk_rows))
     return [list(row) for row in conn.execute(query).fetchall()]
