@@ -2,7 +2,7 @@
 
     offset = store.load()
     for batch in source.stream(offset):          # log order
-        sink.write(convert(batch.events))
+        sink.write(convert(transforms(batch.events)))
         pending = batch.offset or pending
         every offset.flush.interval.ms (and at stop):
             sink.flush()                          # everything written is durable
@@ -27,6 +27,7 @@ from cdc.core.converters import Converter
 from cdc.core.offsets import OffsetStore
 from cdc.core.sink import Sink
 from cdc.core.source import Source
+from cdc.transforms.chain import TransformChain
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +41,14 @@ class Engine:
         offsets: OffsetStore,
         *,
         flush_interval_s: float = 1.0,
+        transforms: TransformChain | None = None,
     ) -> None:
         self.source = source
         self.sink = sink
         self.converter = converter
         self.offsets = offsets
         self.flush_interval_s = flush_interval_s
+        self.transforms = transforms if transforms else None  # Kafka Connect's transforms=, before the converter
         self._stopping = threading.Event()
         self.events_written = 0
 
@@ -67,9 +70,10 @@ class Engine:
             if offset is not None:
                 log.info("resuming from stored offset %s", offset)
             for batch in self.source.stream(offset):
-                if batch.events:
-                    self.sink.write([to_record(e) for e in batch.events])
-                    self.events_written += len(batch.events)
+                events = self.transforms.apply_all(batch.events) if self.transforms else batch.events
+                if events:
+                    self.sink.write([to_record(e) for e in events])
+                    self.events_written += len(events)
                 if batch.offset is not None:
                     pending = batch.offset
                 now = time.monotonic()

@@ -13,11 +13,13 @@ from cdc.core.errors import ConfigError
 from cdc.core.offsets import FileOffsetStore, OffsetStore
 from cdc.core.snapshot_restart import ATTEMPT_KEY
 from cdc.engine import Engine
+from cdc.transforms.chain import TransformChain
 
 log = logging.getLogger(__name__)
 
 # Properties handed through to a client library (not declared one by one).
-PASSTHROUGH_PREFIXES = ("producer.", "kafka.", "consumer.", "spark.", "database.initial.statements", "source.")
+PASSTHROUGH_PREFIXES = ("producer.", "kafka.", "consumer.", "spark.", "database.initial.statements", "source.",
+                        "transforms", "predicates")  # Kafka Connect's transform chain: cdc.transforms
 
 
 def offset_store(config: Config) -> OffsetStore:
@@ -84,7 +86,9 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
         converter = _SplitConverter(config.get("key.converter.schemas.enable"),
                                     config.get("value.converter.schemas.enable"),
                                     context)
-    return Engine(source, sink, converter, offsets, flush_interval_s=config.get("offset.flush.interval.ms") / 1000)
+    transforms = TransformChain.from_properties(config.properties) if config.properties.get("transforms") else None
+    return Engine(source, sink, converter, offsets, flush_interval_s=config.get("offset.flush.interval.ms") / 1000,
+                  transforms=transforms)
 
 
 class SourceOffsetStore:

@@ -42,9 +42,10 @@ class JsonConverter:
         return b'{"schema":' + schema_json + b',"payload":' + _dumps(payload) + b"}"
 
     def to_record(self, event: ChangeEvent) -> SinkRecord:
-        # A tombstone's value is null whatever schemas.enable says, so Kafka compaction works.
-        value = None if event.value is None else self.serialize(event.value_schema, event.value)
-        key = None if event.key is None else self.serialize(event.key_schema, event.key)
+        # As Kafka's JsonConverter: null only when schema and payload are both null (a tombstone, for
+        # compaction); a null payload with a schema (unwrap's tombstone mode) is {"schema":..,"payload":null}.
+        value = self.serialize(event.value_schema, event.value)
+        key = None if event.key is None else self.serialize(event.key_schema, event.key)  # (truncates: no key)
         headers = [(name, self._header(schema, payload)) for name, schema, payload in event.headers] \
             if event.headers else None
         if self.context is not None and event.context_headers:

@@ -13,6 +13,7 @@ ignored: a misspelt option silently doing nothing is the commonest SMT configura
 from __future__ import annotations
 
 import difflib
+import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
 from importlib.metadata import entry_points
@@ -20,6 +21,8 @@ from typing import Any, Protocol
 
 from cdc.core.errors import ConfigError
 from cdc.core.records import ChangeEvent
+
+log = logging.getLogger(__name__)
 
 GROUP = "cdc.transforms"
 
@@ -43,7 +46,8 @@ class Predicate(Protocol):
 class Options:
     """The options of one transform or predicate (``transforms.<alias>.`` stripped).
 
-    Each getter records the name it read; :meth:`check_all_read` then refuses any other name.
+    Each getter records the name it read; :meth:`check_all_read` then warns about any other name
+    (and refuses the options Debezium removed).
     """
 
     def __init__(self, props: Mapping[str, str], *, where: str, class_name: str) -> None:
@@ -122,11 +126,12 @@ class Options:
             if name in _REMOVED:
                 raise self.error(name, f"is no longer an option: {_REMOVED[name]}",
                                  f"remove {self._where}.{name}")
+            # Kafka Connect ignores options a transform does not define, so a Debezium configuration
+            # that sets one must still run: say so, with the likely typo, rather than refuse it.
             close = difflib.get_close_matches(name, sorted(self._known), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            known = ", ".join(sorted(self._known)) or "none"
-            raise self.error(name, f"unknown option{hint}; the options are: {known}",
-                             f"remove {self._where}.{name} or correct its name")
+            log.warning("%s.%s (%s): unknown option, ignored%s; the options are: %s", self._where, name,
+                        self._class_name, hint, ", ".join(sorted(self._known)) or "none")
 
 
 def java_regex(pattern: str) -> re.Pattern[str]:
