@@ -21,15 +21,27 @@ import signal
 import threading
 import time
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 
 from cdc.core.converters import Converter
 from cdc.core.offsets import OffsetStore
+from cdc.core.records import Batch
 from cdc.core.sink import Sink
 from cdc.core.source import Source
 from cdc.transforms.chain import TransformChain
 
 log = logging.getLogger(__name__)
+
+
+class Observer(Protocol):
+    """What watches a pipeline (cdc.metrics): it sees each batch as the source hands it over and each
+    stored offset; given the error that ends a run, it may name a clearer cause (None: the same)."""
+
+    def batch(self, batch: Batch) -> None: ...
+
+    def committed(self, offset: dict[str, Any]) -> None: ...
+
+    def failed(self, error: BaseException) -> BaseException | None: ...
 
 
 class Engine:
@@ -50,7 +62,9 @@ class Engine:
         self.flush_interval_s = flush_interval_s
         self.transforms = transforms if transforms else None  # Kafka Connect's transforms=, before the converter
         self._stopping = threading.Event()
+        self._failure: BaseException | None = None  # why fail() stopped the run
         self.events_written = 0
+        self.observer: Observer | None = None
 
     def source_streaming(self) -> bool:
         """Whether the source reads its log now (sources without the notion: always)."""
@@ -60,16 +74,24 @@ class Engine:
         self._stopping.set()
         self.source.stop()
 
+    def fail(self, error: BaseException) -> None:
+        """Stop as stop() does, then raise ``error`` from run() (a guard watching from another thread)."""
+        self._failure = error
+        self.stop()
+
     def run(self) -> None:
         pending: dict[str, Any] | None = None
         last_commit = time.monotonic()
         to_record = self.converter.to_record
+        observer = self.observer
         clean = False
         try:
             offset = self.offsets.load()
             if offset is not None:
                 log.info("resuming from stored offset %s", offset)
             for batch in self.source.stream(offset):
+                if observer is not None:
+                    observer.batch(batch)
                 events = self.transforms.apply_all(batch.events) if self.transforms else batch.events
                 if events:
                     self.sink.write([to_record(e) for e in events])
@@ -84,6 +106,11 @@ class Engine:
                 if self._stopping.is_set():
                     break
             clean = True
+        except Exception as exc:
+            cause = self._failure or (observer.failed(exc) if observer is not None else None)
+            if cause is not None and cause is not exc:
+                raise cause from exc
+            raise
         finally:
             try:
                 if pending is not None:
@@ -97,6 +124,8 @@ class Engine:
                 self.source.close()
                 self.sink.close()
                 self.offsets.close()
+        if self._failure is not None:
+            raise self._failure
 
     def _commit_after_error(self, offset: dict[str, Any]) -> None:
         """The batches before the failure were written whole: store their offset if the sink can
@@ -110,6 +139,8 @@ class Engine:
         self.sink.flush()
         self.offsets.save(offset)
         self.source.acknowledge(offset)
+        if self.observer is not None:
+            self.observer.committed(offset)
 
 
 def tune_garbage_collector() -> None:
