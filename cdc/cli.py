@@ -6,10 +6,16 @@
     cdc signal CONFIG SIGNAL [--table T] [--condition SQL]
                                      send execute-snapshot / stop-snapshot / pause-snapshot /
                                      resume-snapshot / log to a running pipeline's signal channel
+    cdc status CONFIG [--json]       where a pipeline stands at its source, and what is wrong
+                                     (exit 0 ok, 1 warning, 2 error)
+    cdc slots CONFIG [--drop NAME]   PostgreSQL's replication slots; drop an inactive one
 
 Every option of a source or sink is also a flag: ``database.hostname`` -> ``--database-hostname``;
 ``--set name=value`` sets any property. Passwords are read from flags, files or ``CDC_PASSWORD``
 and are never printed.
+
+``--log-format json`` writes each log line as a JSON object (time, level, logger, message, pipeline).
+``metrics.port`` serves Prometheus metrics and a status page while a pipeline runs (cdc.metrics).
 
 Exit status: 0 when the pipeline stopped cleanly; 1 on an error, printed as ``cdc: error: <what and
 why>`` and a ``fix:`` line (bad configuration, unreadable files, a server that refuses); 2 when the
@@ -19,16 +25,19 @@ An unexpected exception is a bug in cdc and still prints its traceback.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Option, load_file
 from cdc.core.errors import CdcError
 from cdc.core.source import ConfigError, TakesSignals
+from cdc.metrics import options_for, split_properties
 from cdc.pipeline import PASSTHROUGH_PREFIXES, source_name
 
 log = logging.getLogger("cdc")
@@ -84,6 +93,8 @@ def _sink_options() -> list[Option]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cdc", description="Debezium-compatible change data capture in Python.")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
+    parser.add_argument("--log-format", choices=("text", "json"), default="text",
+                        help="log lines as text, or as one JSON object each (time, level, logger, message, pipeline)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("sources", help="list the installed source and sink plugins")
     run = sub.add_parser("run", help="run a pipeline from a config file (TOML or .properties)")
@@ -101,6 +112,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help="snapshot type of execute-snapshot (default: incremental)")
     signal.add_argument("--message", help="text of a log signal")
     signal.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a property")
+    status = sub.add_parser("status", help="where a pipeline stands at its source and what is wrong "
+                                           "(exit 0 ok, 1 warning, 2 error)")
+    status.add_argument("config", help="the pipeline's config file")
+    status.add_argument("--json", action="store_true", help="print the report as JSON")
+    status.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a property")
+    slots = sub.add_parser("slots", help="list PostgreSQL's replication slots, or drop one")
+    slots.add_argument("config", help="a config file with the server's connection properties")
+    slots.add_argument("--drop", metavar="NAME", help="drop this slot (refused while a process streams from it)")
+    slots.add_argument("--json", action="store_true", help="print the list as JSON")
+    slots.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a property")
     sink_options = _sink_options()
     for name, entry in sorted(registry.available(registry.SOURCES).items()):
         try:
@@ -118,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
         merged.update({o.name: o for o in getattr(source_cls, "options", ())})
         _add_options(p, list(merged.values()), seen)
         _add_options(p, sink_options, seen)
+        _add_options(p, options_for(name), seen)
     return parser
 
 
@@ -191,44 +213,109 @@ def _send_signal(args: argparse.Namespace, props: dict[str, Any]) -> int:
     return 0
 
 
+class JsonFormatter(logging.Formatter):
+    """One JSON object per log line, for log collectors; ``pipeline`` is the ``name`` option."""
+
+    def __init__(self, pipeline: str = "cdc") -> None:
+        super().__init__()
+        self.pipeline = pipeline
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {"time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+                 "level": record.levelname, "logger": record.name, "message": record.getMessage(),
+                 "pipeline": self.pipeline}
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+def _setup_logging(args: argparse.Namespace) -> JsonFormatter | None:
+    handler = logging.StreamHandler(sys.stderr)
+    formatter = JsonFormatter() if args.log_format == "json" else None
+    handler.setFormatter(formatter or logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING - 10 * min(args.verbose + 1, 2), handlers=[handler])
+    return formatter
+
+
+def _pipeline_source(args: argparse.Namespace, props: dict[str, Any]) -> str:
+    if args.command not in ("run", "status", "slots"):
+        return str(args.command)
+    source = source_name(props)
+    props.pop("source", None)
+    props.pop("connector.class", None)
+    if args.command == "slots":
+        if source not in (None, "postgres"):
+            raise ConfigError(f"replication slots are PostgreSQL's; {args.config} configures the {source} source",
+                              fix="give cdc slots the config of a PostgreSQL pipeline")
+        return "postgres"
+    if not source:
+        raise ConfigError(f"{args.config} names no source",
+                          fix="add source = \"postgres\" (or a Debezium connector.class)")
+    return source
+
+
+def _run(source: str, props: dict[str, Any]) -> int:
+    from cdc.engine import install_signal_handlers, tune_garbage_collector
+    from cdc.metrics import Monitoring
+    from cdc.pipeline import build
+
+    config = Monitoring.config(props, source)  # checked before anything is built
+    engine = build(source, split_properties(props, source)[1])
+    monitoring = Monitoring.attach(engine, config, source)
+    install_signal_handlers(engine)
+    tune_garbage_collector()
+    try:
+        engine.run()
+    finally:
+        if monitoring is not None:
+            monitoring.close()
+    log.info("stopped after %d events", engine.events_written)
+    return 0
+
+
+def _explained(exc: CdcError, source: str | None, props: dict[str, Any]) -> CdcError:
+    """A clearer error where one is known (a PostgreSQL slot the server invalidated)."""
+    if source == "postgres":
+        from cdc.sources.postgres.guards import explain
+
+        return explain(exc, str(props.get("slot.name") or "debezium")) or exc
+    return exc
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.WARNING - 10 * min(args.verbose + 1, 2),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    formatter = _setup_logging(args)
     if args.command is None:
         parser.print_help()
         return 2
-    from cdc.engine import install_signal_handlers, tune_garbage_collector
-    from cdc.pipeline import build
-
+    source: str | None = None
+    props: dict[str, Any] = {}
     try:
         if args.command == "sources":
             _list_plugins()
             return 0
         props = _properties(args)
+        if formatter is not None:
+            formatter.pipeline = str(props.get("name") or "cdc")
         if args.command == "signal":
             return _send_signal(args, props)
-        if args.command == "run":
-            source = source_name(props)
-            props.pop("source", None)
-            props.pop("connector.class", None)
-            if not source:
-                raise ConfigError(f"{args.config} names no source",
-                                  fix="add source = \"postgres\" (or a Debezium connector.class)")
-        else:
-            source = args.command
-        engine = build(source, props)
-        install_signal_handlers(engine)
-        tune_garbage_collector()
-        engine.run()
-        log.info("stopped after %d events", engine.events_written)
-        return 0
+        source = _pipeline_source(args, props)
+        if args.command == "status":
+            from cdc.status import print_status
+
+            return print_status(source, props, args.json)
+        if args.command == "slots":
+            from cdc.status import slots
+
+            return slots(props, args.drop, args.json)
+        return _run(source, props)
     except CdcError as exc:
-        print(f"cdc: error: {exc}", file=sys.stderr)
+        error = _explained(exc, source, props)
+        if formatter is not None:
+            log.error("%s", error)
+        else:
+            print(f"cdc: error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("cdc: aborted", file=sys.stderr)
