@@ -11,7 +11,7 @@ from cdc.metrics.findings import duration, size
 from cdc.metrics.history import WINDOW_S, Sample
 from cdc.metrics.registry import PipelineMetrics
 
-WIDTH, HEIGHT, LEFT, BOTTOM = 640, 150, 64, 22
+WIDTH, HEIGHT, LEFT, TOP, BOTTOM, RIGHT = 660, 160, 64, 8, 22, 20
 
 STYLE = """
 body { font-family: sans-serif; margin: 24px; color: #1d2733; background: #fff; }
@@ -24,33 +24,49 @@ pre { font-size: 12px; background: #f5f7f9; padding: 6px; white-space: pre-wrap;
 """
 
 
-def chart(title: str, points: Sequence[tuple[float, float]], now: float, unit: str, color: str) -> str:
-    """An SVG line chart of (time, value) over the last hour, the area under the line filled."""
-    w, h = WIDTH - LEFT, HEIGHT - BOTTOM
+def chart(title: str, points: Sequence[tuple[float, float]], now: float, span: float, unit: str, color: str) -> str:
+    """An SVG line chart of (time, value) over the last ``span`` seconds, the area under the line filled."""
+    w, h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" role="img" '
              f'aria-label="{escape(title)}">',
-             f'<rect x="{LEFT}" y="0" width="{w}" height="{h}" fill="#f5f7f9" stroke="#c9d1d9"/>']
+             f'<rect x="{LEFT}" y="{TOP}" width="{w}" height="{h}" fill="#f5f7f9" stroke="#c9d1d9"/>']
     top = max((v for _, v in points), default=0.0) or 1.0
     for frac in (0.5, 1.0):
-        y = h - frac * h
-        parts.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH}" y2="{y:.1f}" stroke="#d8dee4"/>')
+        y = TOP + h - frac * h
+        parts.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{LEFT + w}" y2="{y:.1f}" stroke="#d8dee4"/>')
         parts.append(f'<text x="{LEFT - 4}" y="{y + 4:.1f}" font-size="10" text-anchor="end">'
                      f'{_number(top * frac)}</text>')
-    for minutes in (60, 45, 30, 15, 0):
-        x = LEFT + w * (1 - minutes * 60 / WINDOW_S)
-        label = "now" if minutes == 0 else f"-{minutes} min"
-        parts.append(f'<text x="{x:.1f}" y="{HEIGHT - 6}" font-size="10" text-anchor="middle">{label}</text>')
+    for frac in (1.0, 0.75, 0.5, 0.25, 0.0):
+        x = LEFT + w * (1 - frac)
+        anchor = "start" if frac == 1.0 else "end" if frac == 0.0 else "middle"
+        parts.append(f'<text x="{x:.1f}" y="{HEIGHT - 6}" font-size="10" text-anchor="{anchor}">'
+                     f'{_ago(span * frac)}</text>')
     if len(points) >= 2:
-        xy = [(LEFT + w * max(0.0, 1 - (now - t) / WINDOW_S), h - h * v / top) for t, v in points]
+        xy = [(LEFT + w * max(0.0, 1 - (now - t) / span), TOP + h - h * v / top) for t, v in points]
         line = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
-        area = f"{xy[0][0]:.1f},{h} {line} {xy[-1][0]:.1f},{h}"
+        area = f"{xy[0][0]:.1f},{TOP + h} {line} {xy[-1][0]:.1f},{TOP + h}"
         parts.append(f'<polygon points="{area}" fill="{color}" fill-opacity="0.25"/>')
         parts.append(f'<polyline points="{line}" fill="none" stroke="{color}" stroke-width="2"/>')
     else:
-        parts.append(f'<text x="{LEFT + w / 2}" y="{h / 2}" font-size="12" text-anchor="middle" fill="#5a6775">'
-                     'no samples yet</text>')
+        parts.append(f'<text x="{LEFT + w / 2}" y="{TOP + h / 2}" font-size="12" text-anchor="middle" '
+                     'fill="#5a6775">no samples yet</text>')
     parts.append("</svg>")
     return f'<div><div>{escape(title)} ({escape(unit)})</div>{"".join(parts)}</div>'
+
+
+def _ago(seconds: float) -> str:
+    if seconds <= 0:
+        return "now"
+    if seconds < 10:
+        return f"-{seconds:.1f} s"
+    return f"-{duration(seconds)}"
+
+
+def span(samples: list[Sample], now: float, interval_s: float) -> float:
+    """The charts' time axis: the last hour, or less while the pipeline is younger (at least ten samples)."""
+    if not samples:
+        return WINDOW_S
+    return min(WINDOW_S, max(now - samples[0].time, 10 * interval_s))
 
 
 def _number(value: float) -> str:
@@ -76,17 +92,18 @@ def render(metrics: PipelineMetrics, title: str) -> str:
         ("position read", _offset(metrics.read_offset)),
         ("offset stored", _offset(metrics.committed_offset)),
     ]
-    charts = [chart("Change events per second", _series(samples, "rate"), now, "events/s", "#0969da"),
-              chart("Milliseconds behind source", _series(samples, "behind_ms"), now, "ms", "#bf3989")]
+    axis = span(samples, now, metrics.history.interval_s)
+    charts = [chart("Change events per second", _series(samples, "rate"), now, axis, "events/s", "#0969da"),
+              chart("Milliseconds behind source", _series(samples, "behind_ms"), now, axis, "ms", "#bf3989")]
     lag = _series(samples, "lag_bytes")
     if lag or metrics.source_lag:
-        charts.append(chart("Source lag", lag, now, "bytes", "#8250df"))
+        charts.append(chart("Source lag", lag, now, axis, "bytes", "#8250df"))
     body = [
         f"<h1>cdc pipeline {escape(title)}</h1>",
         f'<div class="sub">{escape(metrics.plugin)} source, topic prefix {escape(metrics.server)}; '
         f'samples every {metrics.history.interval_s:g} s, last hour; <a href="/metrics">/metrics</a></div>',
         _table(rows),
-        "<h2>Rate and lag, last hour</h2>",
+        f"<h2>Rate and lag, last {duration(axis)}</h2>",
         f'<div class="charts">{"".join(charts)}</div>',
         _snapshot(metrics.snapshot_state()),
         _source_lag(metrics.source_lag),
