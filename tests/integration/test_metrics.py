@@ -217,3 +217,50 @@ def test_mysql_metrics_and_binlog_lag(mysql_server: dict[str, Any], mysql_db: di
     assert got[("debezium_metrics_NumberOfCommittedTransactions", (("context", "streaming"),))] == 100
     assert got[("cdc_mysql_binlog_position_purged", ())] == 0
     assert ("cdc_mysql_binlog_purge_in_seconds", ()) in got
+
+
+@pytest.mark.postgres
+def test_cdc_run_serves_metrics_on_metrics_port(pg_db: dict[str, str], tmp_path: Path) -> None:
+    """The command line: metrics.port starts the server; the options are not 'unknown properties'."""
+    import json
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    sql(pg_db, "CREATE TABLE orders (id int PRIMARY KEY)", "INSERT INTO orders SELECT generate_series(1, 25)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = tmp_path / "shop.properties"
+    config.write_text("\n".join([
+        "source=postgres", "name=shop", "topic.prefix=shop", "slot.name=cli_metrics", "publication.name=cli_metrics",
+        *(f"{k}={v}" for k, v in pg_db.items() if k != "dsn"),
+        f"sink.files.directory={tmp_path / 'out'}", f"metrics.port={port}", "metrics.lag.interval.ms=200",
+        "slot.max.retained.wal.bytes=1000000000",
+    ]))
+    proc = subprocess.Popen([sys.executable, "-m", "cdc.cli", "--log-format", "json", "-v", "run", str(config)],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        def scraped() -> dict[str, float]:
+            try:
+                text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2).read().decode()
+            except OSError:
+                return {}
+            return {s.name + str(sorted(s.labels.items())): s.value
+                    for f in text_string_to_metric_families(text) for s in f.samples}
+
+        key = "debezium_metrics_RowsScanned" + str(sorted({"plugin": "postgres", "name": "shop", "context": "snapshot",
+                                                            "table": "public.orders"}.items()))
+        wait_until(lambda: scraped().get(key) == 25, "25 snapshot rows on /metrics")
+        wait_until(lambda: "cdc_postgres_slot_retained_wal_bytes[]" in scraped(), "the slot's retained WAL")
+        page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2).read().decode()
+        assert "cdc pipeline shop" in page
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    lines = [json.loads(line) for line in err.splitlines() if line.strip()]  # every line is a JSON object
+    assert lines and all(e["pipeline"] == "shop" for e in lines)
+    assert not [e for e in lines if "unknown property" in e["message"]], err
+    assert any(f"metrics on http://127.0.0.1:{port}/metrics" in e["message"] for e in lines)
