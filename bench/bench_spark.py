@@ -1,19 +1,27 @@
-"""Spark: the cdc source into a table, next to a plain ``spark.read.jdbc`` of the same table.
+"""Spark: the cdc source into a Delta table, next to ``spark.read.jdbc`` of the same table into Delta.
 
-    python bench/bench_spark.py [--rows 1000000] [--changes 200000]
+    python bench/bench_spark.py [--rows 1000000] [--changes 200000] [--runs 1]
 
-1. snapshot: ROWS rows read by ``readStream.format("cdc")`` (snapshot.mode=initial) and folded
-   into a Parquet table by apply_changes, vs ``spark.read.jdbc(...).write.parquet`` (rows/s, ratio);
-2. streaming: CHANGES updates (1,000 per transaction) made after the snapshot, applied to the
-   same table: rows/s from the first to the last applied change.
+In one run, on the same scratch table (bench_postgres.TABLE, six columns):
+1. snapshot, at local[1] and local[2] (a Spark session each, in a child process): ROWS rows by
+   ``readStream.format("cdc")`` (snapshot in 2 x cores key chunks, read by the executors) ->
+   ``apply_changes`` (Delta MERGE), against ``spark.read.jdbc`` with ``partitionColumn``/
+   ``numPartitions`` equal to the same number of chunks -> Delta; rows/s and the ratio, and the
+   scaling from one core to two;
+2. streaming (local[2]): CHANGES updates, 1,000 per transaction, made after the snapshot, applied
+   to the same Delta table: changes/s from the first update to the last applied change.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -21,66 +29,122 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bench_postgres import TABLE, load  # noqa: E402
 from bench.common import scratch_database  # noqa: E402
-from cdc.spark import local_session, register  # noqa: E402
-from cdc.spark.apply import changes_applier  # noqa: E402
+
+
+def _reader(spark: Any, props: dict[str, str], slot: str, chunk_rows: int) -> Any:
+    reader = spark.readStream.format("cdc").option("source", "postgres").option("table", "public.bench")
+    for key in ("database.hostname", "database.port", "database.user", "database.dbname"):
+        reader = reader.option(key, props[key])
+    return (reader.option("slot.name", slot).option("publication.name", slot)
+            .option("snapshotChunkRows", str(chunk_rows)).option("maxRowsPerBatch", "100000"))
+
+
+def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int) -> dict[str, Any]:
+    """In this process: one Spark session at ``master``; jdbc, then ours (then, optionally, streaming)."""
+    from cdc.spark import local_session, register
+    from cdc.spark.apply import apply_changes
+
+    cores = int(master.strip("local[]") or 1)
+    chunks = 2 * cores
+    spark = local_session("cdc-bench", conf={"spark.master": master, "spark.sql.shuffle.partitions": str(cores)})
+    register(spark)
+    out: dict[str, Any] = {"master": master, "chunks": chunks}
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"jdbc:postgresql://{props['database.hostname']}:{props['database.port']}/{props['database.dbname']}"
+        started = time.perf_counter()
+        (spark.read.format("jdbc").option("url", url).option("dbtable", "bench").option("user", props["database.user"])
+         .option("driver", "org.postgresql.Driver").option("fetchsize", "10000")
+         .option("partitionColumn", "id").option("lowerBound", "1").option("upperBound", str(rows))
+         .option("numPartitions", str(chunks)).load()
+         .write.format("delta").save(f"{tmp}/jdbc"))
+        out["jdbc_rows_s"] = rows / (time.perf_counter() - started)
+
+        applied: list[tuple[float, int]] = []  # (when, rows in the micro-batch)
+        timings: list[tuple[int, int, float]] = []
+
+        def apply(batch: Any, batch_id: int) -> None:
+            batch = batch.persist()  # counted here, then applied: the source is read once
+            count = batch.count()
+            apply_changes(batch, f"{tmp}/target", ["id"], format="delta")
+            batch.unpersist()
+            applied.append((time.perf_counter(), count))
+            timings.append((batch_id, count, time.perf_counter()))
+
+        slot = f"bench_{cores}"
+        started = time.perf_counter()
+        query = (_reader(spark, props, slot, -(-rows // chunks)).load().writeStream.foreachBatch(apply)
+                 .option("checkpointLocation", f"{tmp}/ck").trigger(processingTime="1 second").start())
+        while sum(n for _, n in applied) < rows:
+            if not query.isActive:
+                raise RuntimeError(f"the query stopped: {query.exception()}")
+            time.sleep(0.2)
+        out["cdc_rows_s"] = rows / (applied[-1][0] - started)
+        out["batches"] = [(b, n, round(t - started, 1)) for b, n, t in timings]
+        out["target_rows"] = spark.read.format("delta").load(f"{tmp}/target").count()
+        if changes:
+            before = sum(n for _, n in applied)
+            started = time.perf_counter()
+
+            def update() -> None:
+                with psycopg.connect(props["dsn"], autocommit=True) as conn:
+                    for first in range(1, changes + 1, 1000):
+                        conn.execute("UPDATE bench SET note = 'changed' WHERE id BETWEEN %s AND %s",
+                                     (first, first + 999))
+            writer = threading.Thread(target=update)
+            writer.start()
+            while sum(n for _, n in applied) - before < changes:
+                if not query.isActive:
+                    raise RuntimeError(f"the query stopped: {query.exception()}")
+                time.sleep(0.2)
+            writer.join()
+            out["streaming_changes_s"] = changes / (applied[-1][0] - started)
+            out["streaming_batches"] = [(b, n, round(t - started, 1)) for b, n, t in timings if t > started]
+            out["changed_in_target"] = (spark.read.format("delta").load(f"{tmp}/target")
+                                        .where("note = 'changed'").count())
+        query.stop()
+    spark.stop()
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--changes", type=int, default=200_000)
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # master, props json: one measurement
     args = parser.parse_args()
-    spark = local_session("cdc-bench", delta=False)
-    register(spark)
-    with scratch_database() as props, tempfile.TemporaryDirectory() as tmp:
-        with psycopg.connect(props["dsn"], autocommit=True) as conn:
-            conn.execute(TABLE)
-            load(conn, args.rows, 100_000)
-            conn.execute("VACUUM ANALYZE bench")
-        url = f"jdbc:postgresql://{props['database.hostname']}:{props['database.port']}/{props['database.dbname']}"
-        started = time.perf_counter()
-        (spark.read.format("jdbc").option("url", url).option("dbtable", "bench").option("user", props["database.user"])
-         .option("driver", "org.postgresql.Driver").option("fetchsize", "10000").load()
-         .write.parquet(f"{tmp}/jdbc"))
-        jdbc = time.perf_counter() - started
-
-        target = f"{tmp}/target"
-        reader = spark.readStream.format("cdc").option("source", "postgres").option("table", "public.bench")
-        for key in ("database.hostname", "database.port", "database.user", "database.dbname"):
-            reader = reader.option(key, props[key])
-        reader = reader.option("slot.name", "bench_spark").option("publication.name", "bench_spark")
-        started = time.perf_counter()
-        query = (reader.load().writeStream.foreachBatch(changes_applier(target, ["id"], format="parquet"))
-                 .option("checkpointLocation", f"{tmp}/ck").trigger(processingTime="1 second").start())
-
-        def count() -> int:
-            try:
-                return spark.read.parquet(target).count()
-            except Exception:  # noqa: BLE001 - not written yet, or being swapped
-                return -1
-
-        while count() < args.rows:
-            time.sleep(1)
-        snapshot = time.perf_counter() - started
-        print(f"snapshot: {args.rows} rows; cdc source -> apply_changes {args.rows / snapshot:,.0f} rows/s; "
-              f"spark.read.jdbc -> parquet {args.rows / jdbc:,.0f} rows/s; ratio {jdbc / snapshot:.2f}")
-
-        def changed() -> int:
-            try:
-                return spark.read.parquet(target).where("note = 'changed'").count()
-            except Exception:  # noqa: BLE001
-                return -1
-
-        started = time.perf_counter()
-        with psycopg.connect(props["dsn"], autocommit=True) as conn:
-            for first in range(1, args.changes + 1, 1000):
-                conn.execute("UPDATE bench SET note = 'changed' WHERE id BETWEEN %s AND %s", (first, first + 999))
-        while changed() < args.changes:
-            time.sleep(1)
-        streaming = time.perf_counter() - started
-        query.stop()
-        print(f"streaming: {args.changes} changes applied at {args.changes / streaming:,.0f} rows/s")
-    spark.stop()
+    if args.child:
+        master, props = args.child.split(" ", 1)
+        print(json.dumps(run_snapshot(json.loads(props), args.rows, master, args.changes)))
+        return
+    for run in range(args.runs):
+        with scratch_database() as props:
+            with psycopg.connect(props["dsn"], autocommit=True) as conn:
+                conn.execute(TABLE)
+                load(conn, args.rows, 100_000)
+                conn.execute("VACUUM ANALYZE bench")
+            results = {}
+            for master, changes in (("local[1]", 0), ("local[2]", args.changes)):
+                child = subprocess.run([sys.executable, __file__, "--rows", str(args.rows), "--changes", str(changes),
+                                        "--child", f"{master} {json.dumps(props)}"],
+                                       capture_output=True, text=True, check=False)
+                if child.returncode != 0:
+                    print(child.stderr[-3000:])
+                    raise SystemExit(f"the {master} run failed")
+                results[master] = json.loads(child.stdout.strip().splitlines()[-1])
+            one, two = results["local[1]"], results["local[2]"]
+            for r in (one, two):
+                assert r["target_rows"] == args.rows, r
+                print(f"run {run + 1} {r['master']}: snapshot {args.rows:,} rows in {r['chunks']} chunks -> Delta: "
+                      f"cdc {r['cdc_rows_s']:,.0f} rows/s, spark.read.jdbc {r['jdbc_rows_s']:,.0f} rows/s, "
+                      f"ratio {r['cdc_rows_s'] / r['jdbc_rows_s']:.2f}; micro-batches (id, rows, s): {r['batches'][:4]}")
+            print(f"run {run + 1}: scaling local[1] -> local[2]: cdc {two['cdc_rows_s'] / one['cdc_rows_s']:.2f}x, "
+                  f"jdbc {two['jdbc_rows_s'] / one['jdbc_rows_s']:.2f}x")
+            if args.changes:
+                assert two["changed_in_target"] == args.changes, two
+                print(f"run {run + 1} local[2]: streaming {args.changes:,} changes applied (Delta MERGE) at "
+                      f"{two['streaming_changes_s']:,.0f} changes/s; micro-batches (id, rows, s): "
+                      f"{two['streaming_batches']}")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from cdc.config import CORE_OPTIONS, Config
 from cdc.core.errors import ConfigError, SourceError
 from cdc.core.records import ChangeEvent
 from cdc.spark.arrow_events import EventRows, arrow_schema, rows_batch, snapshot_batches
+from cdc.spark.prefetch import Prefetcher
 from cdc.spark.schema import event_schema, struct_type_of
 
 log = logging.getLogger(__name__)
@@ -154,6 +155,7 @@ class CdcStreamReader(DataSourceStreamReader):
         self._source: Any = None  # the driver's source, streaming
         self._planner: Any = None  # the driver's source that holds an exported snapshot
         self._stream: Iterator[Any] | None = None
+        self._prefetch: Prefetcher | None = None  # reads self._stream in a thread (cdc.spark.prefetch)
         self._at: dict[str, Any] | None = None
         self._seq = 0
         self._pending: dict[str, RowsPartition | None] = {}  # end offset -> what latestOffset read
@@ -223,36 +225,40 @@ class CdcStreamReader(DataSourceStreamReader):
         return self._planner.plan_parallel_snapshot(self.chunk_rows)
 
     def _read(self, start: dict[str, Any]) -> tuple[list[tuple], dict[str, Any]]:
-        """From the open stream (or one opened at ``start``): the rows up to where the source has
-        caught up with its log, and the offset after them."""
+        """What the reading thread has buffered since ``start`` (a stream is opened there when none
+        is open at it): rows up to a point between transactions, and the offset after them."""
         keys = _position_keys(self._source_cls)
-        if self._stream is None or self._at is None or any(start.get(k) != self._at.get(k) for k in keys):
+        if self._prefetch is None or self._at is None or any(start.get(k) != self._at.get(k) for k in keys):
             if start.get("in_snapshot"):
                 raise SourceError(
                     "the query stopped during its initial snapshot, which cannot resume",
                     fix="delete the checkpoint folder and the target table, then start the query again",
                 )
             self._open(start)
-        assert self._stream is not None
-        rows: list[tuple] = []
-        end: dict[str, Any] | None = None
-        for batch in self._stream:
-            rows.extend(self._events.rows(batch.events, self._next_position))
-            # Micro-batches end between transactions only, so a replay can find the same end.
-            if batch.offset is not None and _committed_key(self._source_cls, batch.offset) is not None:
-                end = {**batch.offset, "seq": self._seq}
-                if batch.caught_up or len(rows) >= self.max_rows:
-                    break
-            elif batch.offset is None and len(rows) >= self.max_rows and _snapshot_batch(batch.events):
-                # A large snapshot read on the driver is handed over in pieces to bound memory; such
-                # an offset is good for this stream only (see the check above).
-                end = {"in_snapshot": True, "seq": self._seq}
-                break
-        if end is None:  # the source ended (initial_only): nothing more will come
+            self._prefetch = Prefetcher(self._source_stream(), lambda batch: self._events.rows(
+                batch.events, self._next_position), self._end_of, self.max_rows)
+        assert self._prefetch is not None
+        rows, end = self._prefetch.take(wait_s=0.5)
+        if end is None:
+            if rows:  # (take only returns rows up to an end mark)
+                raise AssertionError("rows without an offset after them")
             end = dict(start)
-            self._stream = None
         self._at = end
         return rows, end
+
+    def _source_stream(self) -> Iterator[Any]:
+        assert self._stream is not None
+        return self._stream
+
+    def _end_of(self, batch: Any, rows_since_end: int) -> dict[str, Any] | None:
+        """Where a micro-batch may end: between transactions (a replay can find the same end); or, in
+        a large snapshot read on the driver, after a piece of it (good for this stream only: see
+        the check in _read)."""
+        if batch.offset is not None and _committed_key(self._source_cls, batch.offset) is not None:
+            return {**batch.offset, "seq": self._seq}
+        if batch.offset is None and rows_since_end >= self.max_rows and _snapshot_batch(batch.events):
+            return {"in_snapshot": True, "seq": self._seq}
+        return None
 
     def _replay(self, start: dict[str, Any], end: dict[str, Any]) -> list[tuple]:
         """A planned micro-batch again after a restart: the source's log still holds it, because
@@ -297,6 +303,9 @@ class CdcStreamReader(DataSourceStreamReader):
         self._at = start
 
     def _close(self) -> None:
+        if self._prefetch is not None:
+            self._prefetch.stop(self._source)
+            self._prefetch = None
         if self._source is not None:
             try:
                 self._source.stop()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import select
 import struct
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -61,6 +62,9 @@ class ReplicationStream:
         self.idle_flush_allowed = False  # caller says nothing is pending: keepalive LSNs may be flushed
         self._last_status = 0.0
         self._closed = False
+        # confirm() may come from another thread than messages() (Spark's driver reads in a thread
+        # while its query thread commits): libpq's connection is used by one thread at a time.
+        self._io = threading.Lock()
 
     def start(self, lsn: int) -> None:
         opts = ", ".join(f"{k} '{v}'" for k, v in self.options.items())
@@ -82,7 +86,8 @@ class ReplicationStream:
         pgconn = self.pgconn
         drained = False
         while True:
-            nbytes, data = pgconn.get_copy_data(1)
+            with self._io:
+                nbytes, data = pgconn.get_copy_data(1)
             if nbytes == 0:
                 if not drained:
                     drained = True
@@ -94,7 +99,8 @@ class ReplicationStream:
                     yield IDLE
                     continue
                 try:
-                    pgconn.consume_input()
+                    with self._io:
+                        pgconn.consume_input()
                 except psycopg.OperationalError as exc:
                     raise replication_error(str(exc), self.slot) from None
                 continue
@@ -140,8 +146,9 @@ class ReplicationStream:
         write = max(self.received_lsn, self.flush_lsn)
         message = _STATUS.pack(b"r", write, self.flush_lsn, self.flush_lsn, pg_now(), 0)
         try:
-            self.pgconn.put_copy_data(message)
-            self.pgconn.flush()
+            with self._io:
+                self.pgconn.put_copy_data(message)
+                self.pgconn.flush()
         except psycopg.Error as exc:
             raise replication_error(str(exc), self.slot) from None
         self._last_status = time.monotonic()
