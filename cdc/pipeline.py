@@ -7,8 +7,8 @@ from typing import Any
 
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Config
+from cdc.converters import CONVERTER_OPTIONS, converter_from_config
 from cdc.core.context_headers import ContextHeaders
-from cdc.core.converters import JsonConverter
 from cdc.core.errors import ConfigError
 from cdc.core.offsets import FileOffsetStore, OffsetStore
 from cdc.core.snapshot_restart import ATTEMPT_KEY
@@ -19,7 +19,8 @@ log = logging.getLogger(__name__)
 
 # Properties handed through to a client library (not declared one by one).
 PASSTHROUGH_PREFIXES = ("producer.", "kafka.", "consumer.", "spark.", "database.initial.statements", "source.",
-                        "transforms", "predicates")  # Kafka Connect's transform chain: cdc.transforms
+                        "transforms", "predicates",  # Kafka Connect's transform chain: cdc.transforms
+                        "key.converter", "value.converter")  # a converter's own options, as Kafka Connect passes them
 
 
 def offset_store(config: Config) -> OffsetStore:
@@ -67,6 +68,7 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
     source_cls = registry.load(registry.SOURCES, source_name)
     sink_cls = registry.load(registry.SINKS, config.get("sink")) if sink is None else type(sink)
     config.declare(getattr(source_cls, "options", ())).declare(getattr(sink_cls, "options", ()))
+    config.declare(CONVERTER_OPTIONS)
     if config.get("offset.storage") != "file":
         factory = registry.load(registry.OFFSET_STORES, config.get("offset.storage"))
         config.declare(getattr(factory, "options", ()))
@@ -81,11 +83,7 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
     context = None
     if config.get("extended.headers.enabled"):
         context = ContextHeaders(config.get("topic.prefix"), lambda: getattr(source, "connector_name", source_name))
-    converter = JsonConverter(config.get("value.converter.schemas.enable"), context)
-    if config.get("key.converter.schemas.enable") != config.get("value.converter.schemas.enable"):
-        converter = _SplitConverter(config.get("key.converter.schemas.enable"),
-                                    config.get("value.converter.schemas.enable"),
-                                    context)
+    converter = converter_from_config(config, context)
     transforms = TransformChain.from_properties(config.properties) if config.properties.get("transforms") else None
     return Engine(source, sink, converter, offsets, flush_interval_s=config.get("offset.flush.interval.ms") / 1000,
                   transforms=transforms)
@@ -147,16 +145,3 @@ def _foreign_offset(offset: dict[str, Any], source: str, keys: tuple[str, ...], 
         fix="give this pipeline its own offsets (another offset.storage.file.filename, or another name), or "
             "move that offset away to start over with a snapshot",
     )
-
-
-class _SplitConverter(JsonConverter):
-    """Different ``schemas.enable`` for keys and values."""
-
-    def __init__(self, key_schemas: bool, value_schemas: bool, context: ContextHeaders | None) -> None:
-        super().__init__(value_schemas, context)
-        self._key = JsonConverter(key_schemas)
-
-    def to_record(self, event):  # type: ignore[no-untyped-def]
-        record = super().to_record(event)
-        record.key = None if event.key is None else self._key.serialize(event.key_schema, event.key)
-        return record

@@ -8,6 +8,7 @@ python=${PYTHON:-python3}
 extras="dev"
 [ -f cdc/sources/mysql/ddl.py ] && extras="$extras,mysql"
 [ -f cdc/sinks/kafka.py ] && extras="$extras,kafka"
+[ -d cdc/converters ] && extras="$extras,avro"
 [ "${CDC_SKIP_SPARK:-0}" != 1 ] && extras="$extras,spark"
 extras="$extras,sqlserver"  # pyodbc; its driver (FreeTDS) below lets the ODBC tests run
 mkdir -p .local
