@@ -169,7 +169,7 @@ class AvroSchemaBuilder:
             if params:
                 props["connect.parameters"] = {k: v for k, v in params.items() if k != f"{NAMESPACE}.field.default"}
             if schema.get("default") is not None and f"{NAMESPACE}.field.default" not in (params or {}):
-                props["connect.default"] = default_value(schema, schema["default"])
+                props["connect.default"] = default_value(schema, schema["default"], as_property=True)
             if name is not None:
                 props["connect.name"] = name
             if connect_type is not None:
@@ -202,8 +202,8 @@ class AvroSchemaBuilder:
             self._seen_names.add(scrubbed)
         converted = self.convert(schema)
         out["type"] = converted
-        if doc is not None:
-            out["doc"] = doc
+        if doc is not None or schema.get("doc") is not None:  # the record's field doc, else the schema's
+            out["doc"] = doc if doc is not None else schema["doc"]
         if schema.get("default") is not None:
             out["default"] = default_value(schema, schema["default"])
         elif schema.get("optional"):
@@ -236,25 +236,30 @@ def _structure_key(schema: dict[str, Any]) -> bytes:
     return orjson.dumps({k: v for k, v in schema.items() if k != "field"}, option=orjson.OPT_SORT_KEYS)
 
 
-def default_value(schema: dict[str, Any], value: Any) -> Any:
-    """AvroData.defaultValueFromConnect, from the JSON converter's form of the default."""
+def default_value(schema: dict[str, Any], value: Any, *, as_property: bool = False) -> Any:
+    """AvroData.defaultValueFromConnect, from the JSON converter's form of the default: bytes as
+    ISO-8859-1 text in a field's default (Avro's JSON encoding), as base64 in the ``connect.default``
+    property (Jackson's text of a binary node)."""
     if value is None:
         return None
     kind = schema["type"]
-    if kind == "bytes":  # base64 in Connect JSON; Avro's JSON default is the bytes as ISO-8859-1 text
+    if kind == "bytes":
         raw = base64.b64decode(value) if isinstance(value, str) else bytes(value)
-        return raw.decode("latin-1")
+        return base64.b64encode(raw).decode() if as_property else raw.decode("latin-1")
     if kind in ("float", "float32", "double", "float64"):
         return float(value)
     if kind == "array":
-        return [default_value(schema["items"], v) for v in value]
+        return [default_value(schema["items"], v, as_property=as_property) for v in value]
     if kind == "map":
-        if schema["keys"]["type"] == "string" and not schema["keys"].get("optional"):
-            return {k: default_value(schema["values"], v) for k, v in value.items()}
+        keys, values = schema["keys"], schema["values"]
+        if keys["type"] == "string" and not keys.get("optional"):
+            return {k: default_value(values, v, as_property=as_property) for k, v in value.items()}
         pairs = value.items() if isinstance(value, dict) else value
-        return [[default_value(schema["keys"], k), default_value(schema["values"], v)] for k, v in pairs]
+        return [[default_value(keys, k, as_property=as_property), default_value(values, v, as_property=as_property)]
+                for k, v in pairs]
     if kind == "struct":
-        return {f["field"]: default_value(f, value.get(f["field"])) for f in schema["fields"]}
+        return {f["field"]: default_value(f, value.get(f["field"]), as_property=as_property)
+                for f in schema["fields"]}
     return value
 
 
