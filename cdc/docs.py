@@ -24,6 +24,13 @@ def option_groups() -> list[tuple[str, tuple[Option, ...]]]:
             options = tuple(getattr(plugin, "options", ()))
             if options:
                 groups.append((getattr(plugin, "title", f"{name} {kind}"), options))
+    from cdc.converters import CONVERTER_OPTIONS
+    from cdc.metrics import METRICS_OPTIONS
+    from cdc.sources.postgres.guards import GUARD_OPTIONS
+
+    groups.append(("Converters (key.converter, value.converter)", CONVERTER_OPTIONS))
+    groups.append(("Metrics and the status page (cdc run, cdc postgres, cdc mysql, cdc sqlserver)", METRICS_OPTIONS))
+    groups.append(("PostgreSQL slot guards", GUARD_OPTIONS))
     return groups
 
 

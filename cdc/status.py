@@ -100,6 +100,8 @@ def status(source: str, properties: dict[str, Any]) -> Report:
         return _postgres(config, name, offset)
     if source == "mysql":
         return _mysql(config, name, offset)
+    if source == "sqlserver":
+        return _sqlserver(config, name, offset)
     return Report(name, source, "?", offset, details={"note": f"the {source} source has no position check yet"})
 
 
@@ -172,6 +174,41 @@ def _mysql(config: Config, name: str, offset: dict[str, Any] | None) -> Report:
         report.findings.append(Finding(WARNING, "no_offset", "no stored offset: the pipeline has not stored a "
                                        "position yet (or looks in another offset file)",
                                        "check offset.storage.file.filename / name against the running pipeline's"))
+    return report
+
+
+def _sqlserver(config: Config, name: str, offset: dict[str, Any] | None) -> Report:
+    from cdc.metrics.lag import sqlserver_lag, sqlserver_offsets
+    from cdc.sources.sqlserver.connection import ConnectionSettings, OdbcConnection
+
+    settings = ConnectionSettings.from_config(config)
+    databases: list[str] = config.get("database.names") or []
+    offsets = sqlserver_offsets(offset, databases)
+    states = []
+    for database in databases:
+        conn = OdbcConnection(settings, database)
+        try:
+            states.append(sqlserver_lag(conn, database, offsets.get(database)))
+        finally:
+            conn.close()
+    report = Report(name, "sqlserver", f"{settings.hostname}:{settings.port}", offset,
+                    ", ".join(f"{s.database} {s.max_lsn or 'no LSN'}" for s in states))
+    behind = [s.behind_seconds for s in states if s.behind_seconds is not None]
+    report.lag_seconds = max(behind) if behind else None
+    report.stored = ", ".join(f"{s.database} {s.commit_lsn or 'none'}" for s in states)
+    for state in states:
+        if state.max_lsn is None:
+            report.findings.append(Finding(WARNING, "no_max_lsn", f"{state.database}: the change tables hold no LSN "
+                                           "(CDC is not enabled, or the capture job has not run)",
+                                           "start SQL Server Agent, and enable CDC on the database and its tables"))
+        elif state.commit_lsn is None:
+            report.findings.append(Finding(WARNING, "no_offset", f"{state.database}: no stored offset yet",
+                                           "check offset.storage.file.filename / name against the running "
+                                           "pipeline's"))
+        else:
+            report.details[state.database] = (f"LSN distance {state.lsn_distance}, "
+                                              f"{duration(state.behind_seconds or 0)} of changes not read")
+    report.state = {"databases": [s.as_dict() for s in states]}
     return report
 
 

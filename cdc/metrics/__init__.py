@@ -56,7 +56,7 @@ class Monitoring:
     def __init__(self, engine: Any, config: Config, source: str, *, port: int | None = None) -> None:
         """``config``: the pipeline's properties with ours declared; ``port`` overrides metrics.port
         (0 there: any free port, for tests)."""
-        from cdc.metrics.lag import Monitor, MySqlWatch, PostgresWatch, Watch
+        from cdc.metrics.lag import Monitor, MySqlWatch, PostgresWatch, SqlServerWatch, Watch
         from cdc.metrics.server import MetricsServer
 
         config.declare(options_for(source))
@@ -80,6 +80,8 @@ class Monitoring:
                                   config.get("slot.retained.wal.action") or "warn")
         elif source == "mysql" and settings is not None:
             watch = MySqlWatch(settings.connect, self.metrics)
+        elif source == "sqlserver" and hasattr(engine.source, "connect_to"):
+            watch = SqlServerWatch(engine.source.connect_to, self.metrics, list(engine.source.databases))
         self.server = MetricsServer(self.metrics, config.get("metrics.host"), self.port or 0, name).start() \
             if serve else None
         if self.server is not None:

@@ -149,6 +149,12 @@ class PipelineMetrics:
                                     registry=r)
         self.mysql_purged = Gauge("cdc_mysql_binlog_position_purged", "1 when the binlog of the stored offset is "
                                   "no longer on the server.", registry=r)
+        self.sqlserver_lsn_distance = Gauge("cdc_sqlserver_lsn_distance", "sys.fn_cdc_get_max_lsn() minus the "
+                                            "commit_lsn read, as 80-bit numbers: 0 when caught up.", ["database"],
+                                            registry=r)
+        self.sqlserver_behind_seconds = Gauge("cdc_sqlserver_behind_seconds", "Commit time of the newest change in "
+                                              "the change tables minus that of the last one read.", ["database"],
+                                              registry=r)
         self.lag_query_errors = Counter("cdc_source_lag_query_errors", "Failed source lag queries.", registry=r)
         ProcessCollector(registry=r)
         GCCollector(registry=r)

@@ -126,6 +126,10 @@ class SqlServerSource:
     def acknowledge(self, offset: dict[str, Any]) -> None:
         """Nothing to release: the change tables are trimmed by the server's cleanup job."""
 
+    def connect_to(self, database: str) -> QueryLayer:
+        """A new connection to one captured database (the lag monitor's: never the stream's)."""
+        return self._connect(database)
+
     def close(self) -> None:
         for conn in self._conns:
             conn.close()
