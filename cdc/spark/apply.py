@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import shutil
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,34 @@ def changes_applier(target: str, keys: Sequence[str], **kwargs: Any) -> Callable
     """A ``foreachBatch`` function: ``stream.writeStream.foreachBatch(changes_applier(path, ["id"]))``."""
     def apply(batch: DataFrame, batch_id: int) -> None:
         apply_changes(batch, target, keys, **kwargs)
+    return apply
+
+
+def tables_applier(targets: Mapping[str, str] | Callable[[str], str], keys: Mapping[str, Sequence[str]] | Sequence[str],
+                   **kwargs: Any) -> Callable[[DataFrame, int], None]:
+    """A ``foreachBatch`` function for ``format("cdc")`` with ``.option("tables", ...)``: each table's
+    events into its own target. ``targets``: table -> path, or a function of the table name
+    (``lambda t: f"/lake/{t}"``); ``keys``: table -> key columns, or one list for every table.
+    A table without a target is refused at the first batch, not skipped: its changes would be lost."""
+    def apply(batch: DataFrame, batch_id: int) -> None:
+        after = batch.schema["after"].dataType
+        if not isinstance(after, T.StructType):
+            raise ValueError("tables_applier reads a query with .option('tables', ...): 'after' is not a struct")
+        batch = batch.persist()  # filtered once per table below
+        try:
+            present = [r[0] for r in batch.select("table").distinct().collect()]
+            for table in sorted(present):
+                target = targets(table) if callable(targets) else targets.get(table)
+                key = keys.get(table) if isinstance(keys, Mapping) else keys
+                if not target or not key:
+                    raise ValueError(f"no target or keys for table {table}: give tables_applier both for every "
+                                     "table the query reads")
+                rows = batch.where(F.col("table") == table).select(
+                    "op", F.col("before").getField(table).alias("before"),
+                    F.col("after").getField(table).alias("after"), "source", "ts_ms", "table", "_position")
+                apply_changes(rows, target, list(key), **kwargs)
+        finally:
+            batch.unpersist()
     return apply
 
 

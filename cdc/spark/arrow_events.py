@@ -38,10 +38,12 @@ def _constant(value: Any, count: int, type_: pa.DataType) -> pa.Array:
 
 
 def snapshot_batches(after: pa.Table, schema: pa.Schema, source: dict[str, Any], ts_ms: int,
-                     table_id: str) -> Iterator[pa.RecordBatch]:
+                     table_id: str, in_tables: bool = False) -> Iterator[pa.RecordBatch]:
     """Read events (op ``r``, no ``before``) of a chunk read as Arrow columns; ``_position`` 0: the
-    rows of a snapshot come before every streamed change, and a key appears once among them."""
-    after_type = schema.field("after").type
+    rows of a snapshot come before every streamed change, and a key appears once among them.
+    ``in_tables``: the query reads several tables, ``after`` holds one struct per table."""
+    outer_type = schema.field("after").type
+    after_type = outer_type.field(table_id).type if in_tables else outer_type
     source_type = schema.field("source").type
     source_row = {name: source.get(name) for name in SOURCE_FIELDS}
     for batch in after.to_batches():
@@ -55,9 +57,13 @@ def snapshot_batches(after: pa.Table, schema: pa.Schema, source: dict[str, Any],
                 column = column.storage
             fields.append(column.cast(field.type))
         after_array = pa.StructArray.from_arrays(fields, fields=list(after_type))
+        if in_tables:  # this table's struct, null for every other table
+            after_array = pa.StructArray.from_arrays(
+                [after_array if f.name == table_id else pa.nulls(count, f.type) for f in outer_type],
+                fields=list(outer_type))
         arrays = [
             _constant("r", count, pa.string()),
-            pa.nulls(count, after_type),
+            pa.nulls(count, outer_type),
             after_array,
             _constant(source_row, count, source_type),
             _constant(ts_ms, count, pa.int64()),
@@ -69,13 +75,18 @@ def snapshot_batches(after: pa.Table, schema: pa.Schema, source: dict[str, Any],
 
 class EventRows:
     """ChangeEvents -> tuples of ``event_schema``'s columns. With a table, ``before``/``after`` are
-    structs of its Spark types (one converter per table version); without, JSON strings."""
+    structs of its Spark types (one converter per table version); with several ``tables`` (name ->
+    columns), a struct of one such struct per table; without either, JSON strings."""
 
-    def __init__(self, table: str | None, columns: list[str] | None) -> None:
+    def __init__(self, table: str | None, columns: list[str] | None,
+                 tables: dict[str, list[str]] | None = None) -> None:
         self.table = table
         self.columns = columns
+        self.tables = tables
         self._convert: Callable[[dict[str, Any] | None], Any] | None = None
         self._schema: dict[str, Any] | None = None
+        self._per_table: dict[str, EventRows] = {}
+        self._index = {name: i for i, name in enumerate(tables or ())}
 
     def rows(self, events: list[ChangeEvent], position: Callable[[], int]) -> list[tuple]:
         out = []
@@ -83,7 +94,8 @@ class EventRows:
             value = event.value
             if value is None or not event.table_id or "op" not in value or "before" not in value:
                 continue  # tombstones, transaction/heartbeat/message events
-            if self.table and event.table_id != self.table:
+            if self.table and event.table_id != self.table or self.tables is not None and \
+                    event.table_id not in self.tables:
                 continue
             convert = self._converter(event)
             source = value["source"]
@@ -94,6 +106,8 @@ class EventRows:
         return out
 
     def _converter(self, event: ChangeEvent) -> Callable[[dict[str, Any] | None], Any]:
+        if self.tables is not None:
+            return self._in_tables(event)
         if not self.table:
             return lambda row: None if row is None else orjson.dumps(row).decode()
         row_schema = event.value_schema.fields[0] if event.value_schema else None
@@ -110,3 +124,19 @@ class EventRows:
             self._schema = row_schema
             _, self._convert = struct_type_of(row_schema)
         return self._convert
+
+    def _in_tables(self, event: ChangeEvent) -> Callable[[dict[str, Any] | None], Any]:
+        assert self.tables is not None and event.table_id is not None
+        one = self._per_table.get(event.table_id)
+        if one is None:
+            one = self._per_table[event.table_id] = EventRows(event.table_id, self.tables[event.table_id])
+        convert = one._converter(event)
+        index, width = self._index[event.table_id], len(self._index)
+
+        def wrap(row: dict[str, Any] | None) -> Any:
+            if row is None:
+                return None
+            out: list[Any] = [None] * width
+            out[index] = convert(row)
+            return tuple(out)
+        return wrap

@@ -41,7 +41,7 @@ from cdc.spark.schema import event_schema, struct_type_of
 
 log = logging.getLogger(__name__)
 
-READER_OPTIONS = ("source", "table", "maxrowsperbatch", "snapshotchunkrows", "parallelsnapshot", "path")
+READER_OPTIONS = ("source", "table", "tables", "maxrowsperbatch", "snapshotchunkrows", "parallelsnapshot", "path")
 
 
 def _source_properties(options: Mapping[str, str]) -> dict[str, str]:
@@ -50,6 +50,8 @@ def _source_properties(options: Mapping[str, str]) -> dict[str, str]:
     props.setdefault("tombstones.on.delete", "false")
     if options.get("table"):
         props.setdefault("table.include.list", options["table"].replace(".", r"\."))
+    elif options.get("tables"):  # Debezium's include list: regular expressions, each matching whole names
+        props.setdefault("table.include.list", options["tables"])
     return props
 
 
@@ -79,12 +81,25 @@ class CdcDataSource(DataSource):
             if table:
                 row_type, _ = struct_type_of(source.table_schema(table))
                 return event_schema(row_type)
+            if self.options.get("tables"):
+                return event_schema(_tables_type(source, self.options["tables"]))
             return event_schema(T.StringType())
         finally:
             source.close()
 
     def streamReader(self, schema: T.StructType) -> CdcStreamReader:
         return CdcStreamReader(dict(self.options), schema)
+
+
+def _tables_type(source: Any, include: str) -> T.StructType:
+    """``before``/``after`` of a query over several tables: a struct with one field per table, named
+    by the table, holding that table's row (null for the other tables' events)."""
+    names = source.captured_tables() if hasattr(source, "captured_tables") else []
+    if not names:
+        raise ConfigError(f"no table matches tables={include!r}",
+                          fix="give Debezium's table.include.list form: schema.table names or regular expressions "
+                              "matching whole names, comma-separated (public.orders,public.order_.*)")
+    return T.StructType([T.StructField(name, struct_type_of(source.table_schema(name))[0], True) for name in names])
 
 
 def _source_offset(offset: dict[str, Any]) -> dict[str, Any] | None:
@@ -160,11 +175,16 @@ class CdcStreamReader(DataSourceStreamReader):
         self._seq = 0
         self._pending: dict[str, RowsPartition | None] = {}  # end offset -> what latestOffset read
         columns = None
+        tables: dict[str, list[str]] | None = None
+        after = schema["after"].dataType
         if self.table:
-            after = schema["after"].dataType
             assert isinstance(after, T.StructType)
             columns = after.fieldNames()
-        self._events = EventRows(self.table, columns)
+        elif options.get("tables"):
+            assert isinstance(after, T.StructType)
+            tables = {f.name: f.dataType.fieldNames() for f in after.fields}  # type: ignore[attr-defined]
+        self.typed = bool(self.table or tables)  # rows as Spark types (else JSON strings)
+        self._events = EventRows(self.table, columns, tables)
         self._arrow_schema = arrow_schema(schema)
 
     # ---- offsets (driver) ---------------------------------------------------------------------
@@ -199,7 +219,7 @@ class CdcStreamReader(DataSourceStreamReader):
             yield partition.batch
             return
         assert isinstance(partition, ChunkPartition)
-        yield from read_chunk(partition, self._arrow_schema, self.table, self._events)
+        yield from read_chunk(partition, self._arrow_schema, self.typed, self._events)
 
     def commit(self, end: dict[str, Any]) -> None:
         if "plan" in end and self._planner is not None:  # every chunk is read: the snapshot may go
@@ -316,16 +336,16 @@ class CdcStreamReader(DataSourceStreamReader):
         self._stream = None
 
 
-def read_chunk(partition: ChunkPartition, schema: Any, table: str | None, events: EventRows) -> Iterator[Any]:
+def read_chunk(partition: ChunkPartition, schema: Any, typed: bool, events: EventRows) -> Iterator[Any]:
     """A snapshot chunk on an executor: Arrow columns straight from the database when the source
     offers them and the query has typed rows; else the source's events, converted in Python."""
     source = _build_source(partition.options)
     try:
-        columnar = source.parallel_chunk_arrow(partition.plan, partition.chunk) if table else None
+        columnar = source.parallel_chunk_arrow(partition.plan, partition.chunk) if typed else None
         if columnar is not None:
             after, block = columnar
             yield from snapshot_batches(after, schema, block, partition.plan["ts_us"] // 1000,
-                                        partition.chunk["table"])
+                                        partition.chunk["table"], in_tables=events.tables is not None)
             return
         for chunk_events in source.parallel_chunk_events(partition.plan, partition.chunk):
             rows = events.rows(chunk_events, lambda: 0)

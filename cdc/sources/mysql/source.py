@@ -191,6 +191,15 @@ class MySqlSource:
     def stream(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
         yield from self._run(offset)
 
+    def captured_tables(self) -> list[str]:
+        """The tables this configuration captures (database/table include lists), as they are now, by name."""
+        conn = self._control_conn()
+        with conn.cursor() as cur:
+            cur.execute("SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES "
+                        "WHERE TABLE_TYPE = 'BASE TABLE'")
+            names = [(str(d), str(t)) for d, t in cur.fetchall()]
+        return sorted(f"{d}.{t}" for d, t in names if self.captured(d, t) and f"{d}.{t}" != self.signal_table)
+
     def table_schema(self, qualified: str) -> dict[str, Any]:
         """The Connect struct schema of one captured table's rows (``before``/``after``), as it is now."""
         conn = self._control_conn()

@@ -404,6 +404,13 @@ class PostgresSource:
         log.info("created replication slot %s at %s", self.slot, po.format_lsn(lsn))
         return lsn, snapshot.decode() if snapshot else None
 
+    def captured_tables(self) -> list[str]:
+        """The tables this configuration captures (table.include.list ...), as they are now, by name."""
+        conn = self._catalog_conn()
+        cat.server_checks(conn, self.settings.user)
+        return sorted(t.qualified for t in cat.read_tables(conn)
+                      if self.table_filter(t.qualified) and t.qualified != self.signal_table)
+
     def table_schema(self, qualified: str) -> dict[str, Any]:
         """The Connect struct schema of one captured table's rows (``before``/``after``)."""
         conn = self._catalog_conn()
