@@ -84,9 +84,18 @@ def apply_changes(
     events = events.persist()  # read several times below (Delta's MERGE reads its source twice)
     try:
         # One pass says what the batch holds: empty, where its last truncate is, snapshot rows only.
+        after_type = events.schema["after"].dataType
+        assert isinstance(after_type, T.StructType)
+        columns = [f.name for f in after_type.fields]
+        missing = [k for k in keys if k not in columns]
+        if missing:
+            raise ValueError(f"key columns {missing} are not columns of the events ({columns})")
+        first_key = F.coalesce(F.col(f"after.`{keys[0]}`"), F.col(f"before.`{keys[0]}`"))
         summary = events.agg(F.count(F.lit(1)).alias("rows"),
                              F.max(F.when(F.col("op") == "t", F.col(sequence_by))).alias("truncated_at"),
-                             F.sum(F.when(F.col("op") != "r", 1).otherwise(0)).alias("changes")).first()
+                             F.sum(F.when(F.col("op") != "r", 1).otherwise(0)).alias("changes"),
+                             F.min(first_key).alias("low"), F.max(first_key).alias("high"),
+                             F.sum(F.when(first_key.isNull(), 1).otherwise(0)).alias("null_keys")).first()
         if summary is None or not summary["rows"]:
             return
         truncated_at = summary["truncated_at"]
@@ -96,12 +105,6 @@ def apply_changes(
             _truncate(spark, target, fmt, scd_type, truncated_at)
             events = events.where(F.col(sequence_by) > truncated_at)
         changes = events.where(F.col("op").isin("c", "u", "d", "r"))
-        after_type = events.schema["after"].dataType
-        assert isinstance(after_type, T.StructType)
-        columns = [f.name for f in after_type.fields]
-        missing = [k for k in keys if k not in columns]
-        if missing:
-            raise ValueError(f"key columns {missing} are not columns of the events ({columns})")
         flat = changes.select(
             *[F.coalesce(F.col(f"after.{k}"), F.col(f"before.{k}")).alias(k) for k in keys],
             *[F.col(f"after.{c}").alias(c) for c in columns if c not in keys],
@@ -110,7 +113,11 @@ def apply_changes(
         if scd_type == 1:
             latest = flat if snapshot_only else flat.withColumn("_rn", F.row_number().over(
                 Window.partitionBy(*keys).orderBy(F.col("_seq").desc()))).where("_rn = 1").drop("_rn")
-            (_merge_delta_scd1 if fmt == "delta" else _merge_parquet_scd1)(spark, target, latest, keys, columns)
+            if fmt == "delta":
+                key_range = (summary["low"], summary["high"]) if not summary["null_keys"] else (None, None)
+                _merge_delta_scd1(spark, target, latest, keys, columns, key_range)
+            else:
+                _merge_parquet_scd1(spark, target, latest, keys, columns)
         else:
             (_merge_delta_scd2 if fmt == "delta" else _merge_parquet_scd2)(spark, target, flat, keys, columns)
     finally:
@@ -141,7 +148,9 @@ def _add_new_columns(spark: SparkSession, target: str, source: DataFrame, column
 
 
 def _merge_delta_scd1(spark: SparkSession, target: str, latest: DataFrame, keys: Sequence[str],
-                      columns: Sequence[str]) -> None:
+                      columns: Sequence[str], key_range: tuple[Any, Any] = (None, None)) -> None:
+    """``key_range``: the batch's lowest and highest first key column; as a condition on the target
+    it lets Delta skip the files whose key statistics lie outside it (a join condition alone does not)."""
     from delta.tables import DeltaTable
 
     data_columns = list(keys) + [c for c in columns if c not in keys]
@@ -149,7 +158,12 @@ def _merge_delta_scd1(spark: SparkSession, target: str, latest: DataFrame, keys:
         _create_delta(latest.where("_op != 'd'").select(*data_columns), target)
         return
     _add_new_columns(spark, target, latest, data_columns)
-    condition = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
+    condition = F.lit(True)
+    for k in keys:
+        condition = condition & F.col(f"t.`{k}`").eqNullSafe(F.col(f"s.`{k}`"))
+    low, high = key_range
+    if low is not None and high is not None:
+        condition = condition & F.col(f"t.`{keys[0]}`").between(F.lit(low), F.lit(high))
     values: dict[str, str | Column] = {f"`{c}`": f"s.`{c}`" for c in data_columns}
     (DeltaTable.forPath(spark, target).alias("t").merge(latest.alias("s"), condition)
      .whenMatchedDelete(condition="s._op = 'd'")

@@ -124,7 +124,73 @@ CASES: dict[str, tuple[dict[str, str], str]] = {
 }
 
 # Cases whose input records need changing first.
+OUTBOX = "io.debezium.transforms.outbox.EventRouter"
+_UUID = {"type": "string", "optional": False, "name": "io.debezium.data.Uuid", "version": 1}
+_OUTBOX_ROW = {"type": "struct", "fields": [
+    {**_UUID, "field": "id"}, {"type": "string", "optional": False, "field": "aggregatetype"},
+    {"type": "string", "optional": False, "field": "aggregateid"}, {"type": "string", "optional": False, "field": "type"},
+    {"type": "string", "optional": True, "name": "io.debezium.data.Json", "version": 1, "field": "payload"},
+    {"type": "int64", "optional": False, "name": "io.debezium.time.MicroTimestamp", "version": 1, "field": "created"},
+], "optional": True, "name": "dbz.public.outbox.Value"}
+_PAYLOAD = json.dumps({"id": 1, "lines": [{"sku": "a", "qty": 2}, {"sku": "b", "qty": 1, "note": "x"}],
+                       "total": 12.5, "big": 5000000000, "nothing": None, "tags": ["x", "y"], "empty": [],
+                       "customer": {"name": "Ann", "vip": True}})
+
+
+def _outbox(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Debezium-shaped change events of an outbox table, built on a recorded event's envelope (its
+    source block and field layout): inserts (one from the snapshot), an update, a delete and its
+    tombstone, an empty and a null payload."""
+    template = next(r for r in records if r["value"] and r["value"]["payload"].get("op") == "c")
+    envelope = copy.deepcopy(template["value"]["schema"])
+    envelope["name"] = "dbz.public.outbox.Envelope"
+    for f in envelope["fields"]:
+        if f["field"] in ("before", "after"):
+            f.clear()
+            f.update({**_OUTBOX_ROW, "field": f.get("field") or ("before" if not f else "after")})
+    envelope["fields"][0]["field"], envelope["fields"][1]["field"] = "before", "after"
+    key_schema = {"type": "struct", "fields": [{**_UUID, "field": "id"}], "optional": False,
+                  "name": "dbz.public.outbox.Key"}
+    base = template["value"]["payload"]
+
+    def event(n: int, op: str, kind: str, agg: str, payload: str | None, before: bool = False) -> dict[str, Any]:
+        row = {"id": f"00000000-0000-0000-0000-00000000000{n}", "aggregatetype": kind, "aggregateid": agg,
+               "type": f"{kind}Created", "payload": payload, "created": 1700000000123456 + n}
+        value = {**base, "op": op, "before": row if before else None, "after": None if op == "d" else row,
+                 "source": {**base["source"], "table": "outbox"}}
+        return {"topic": "dbz.public.outbox", "key": {"schema": key_schema, "payload": {"id": row["id"]}},
+                "value": {"schema": envelope, "payload": value}, "headers": None}
+
+    out = [event(1, "c", "order", "o-1", _PAYLOAD), event(2, "r", "customer", "c-7", '{"name": "Bo"}'),
+           event(3, "u", "order", "o-1", '{"id": 1}', before=True), event(4, "d", "order", "o-1", None, before=True)]
+    tombstone = copy.deepcopy(out[-1])
+    tombstone["value"] = None
+    out += [tombstone, event(5, "c", "order", "o-2", ""), event(6, "c", "order", "o-3", None),
+            event(7, "c", "order", "o-4", '[{"a": 1}, {"a": 2, "b": "x"}]'), event(8, "c", "order", "o-5", "not json")]
+    return out
+
+
+def _router(**options: str) -> dict[str, str]:
+    props = {"transforms": "o", "transforms.o.type": OUTBOX}
+    props.update({f"transforms.o.{k}": v for k, v in options.items()})
+    return props
+
+
 INPUTS = {
+    "outbox-defaults": (_router(), "pg_keys", _outbox),
+    "outbox-route": (_router(**{"route.by.field": "type", "route.topic.replacement": "events.${routedByValue}",
+                                "table.field.event.key": "type"}), "pg_keys", _outbox),
+    "outbox-additional": (_router(**{"table.fields.additional.placement":
+                                     "type:header:eventType,aggregatetype:envelope:agg,created:envelope"}),
+                          "pg_keys", _outbox),
+    "outbox-additional-headers-only": (_router(**{"table.fields.additional.placement": "type:header"}),
+                                       "pg_keys", _outbox),
+    "outbox-expand-json": (_router(**{"table.expand.json.payload": "true"}), "pg_keys", _outbox),
+    "outbox-expand-json-envelope": (_router(**{"table.expand.json.payload": "true",
+                                               "table.fields.additional.placement": "type:envelope:eventType"}),
+                                    "pg_keys", _outbox),
+    "outbox-tombstone-on-empty": (_router(**{"route.tombstone.on.empty.payload": "true"}), "pg_keys", _outbox),
+    "outbox-update-fatal": (_router(**{"table.op.invalid.behavior": "fatal"}), "pg_keys", _outbox),
     "unwrap-drop-fields": ({**_unwrap(drop_fields_header_name="drop", delete_tombstone_handling_mode="rewrite")},
                            "pg_keys", _drop_header),
     "unwrap-drop-fields-strict": ({**_unwrap(drop_fields_header_name="drop"),
