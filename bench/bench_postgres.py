@@ -53,12 +53,15 @@ class CountingEngine(Engine):
             self.stop()
 
 
-def run_ours(props: dict[str, str], out: Path, target: int, mode: str, profile: str | None) -> float:
+def run_ours(props: dict[str, str], out: Path, target: int, mode: str, profile: str | None, *,
+             slot: str = "bench_cdc", native: bool = True) -> float:
     config = Config({**{k: v for k, v in props.items() if k != "dsn"}, "topic.prefix": "bench",
-                     "snapshot.mode": mode, "slot.name": "bench_cdc", "publication.name": "bench_pub",
+                     "snapshot.mode": mode, "slot.name": slot, "publication.name": "bench_pub",
                      "sink.files.directory": str(out), "tombstones.on.delete": "false",
                      "snapshot.progress": "off"}).declare(CORE_OPTIONS)
-    engine = CountingEngine(PostgresSource(config), FileSink(config), JsonConverter(True), MemoryOffsetStore(),
+    source = PostgresSource(config)
+    source.native_rows = native  # the compiled row codec (cdc_native) when installed, as the pipeline does
+    engine = CountingEngine(source, FileSink(config), JsonConverter(True), MemoryOffsetStore(),
                             flush_interval_s=0.5, target=target)
     profiler = None
     if profile:
@@ -85,6 +88,7 @@ def stream(rows: int, profile: bool) -> None:
             conn.execute("CREATE PUBLICATION bench_pub FOR ALL TABLES")
             conn.execute("SELECT pg_create_logical_replication_slot('bench_cdc', 'pgoutput')")
             conn.execute("SELECT pg_create_logical_replication_slot('bench_ref', 'pgoutput')")
+            conn.execute("SELECT pg_create_logical_replication_slot('bench_py', 'pgoutput')")
             load(conn, rows, 1000)
             end = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()[0]
         started = time.perf_counter()
@@ -93,7 +97,14 @@ def stream(rows: int, profile: bool) -> None:
                         "--no-loop", "-f", "/dev/null"], check=True)
         reference = time.perf_counter() - started
         ours = run_ours(props, Path(tmp) / "out", rows, "no_data", "bench/profile-stream.html" if profile else None)
-    report("stream", rows, ours, reference, "pg_recvlogical")
+        python = run_ours(props, Path(tmp) / "out-py", rows, "no_data", None, slot="bench_py", native=False)
+    try:
+        import cdc_native  # noqa: F401
+        codec = "with the compiled row codec"
+    except ImportError:
+        codec = "cdc_native NOT installed: both runs are the Python path"
+    report(f"stream ({codec})", rows, ours, reference, "pg_recvlogical")
+    report("stream (Python path)", rows, python, reference, "pg_recvlogical")
 
 
 def snapshot(rows: int, profile: bool) -> None:

@@ -9,6 +9,7 @@ from cdc import registry
 from cdc.config import CORE_OPTIONS, Config
 from cdc.converters import CONVERTER_OPTIONS, converter_from_config
 from cdc.core.context_headers import ContextHeaders
+from cdc.core.converters import JsonConverter
 from cdc.core.errors import ConfigError
 from cdc.core.offsets import FileOffsetStore, OffsetStore
 from cdc.core.snapshot_restart import ATTEMPT_KEY
@@ -85,6 +86,9 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
         context = ContextHeaders(config.get("topic.prefix"), lambda: getattr(source, "connector_name", source_name))
     converter = converter_from_config(config, context)
     transforms = TransformChain.from_properties(config.properties) if config.properties.get("transforms") else None
+    if transforms is None and type(converter) is JsonConverter and hasattr(source, "native_rows") \
+            and config.get("native.rows"):
+        source.native_rows = True
     return Engine(source, sink, converter, offsets, flush_interval_s=config.get("offset.flush.interval.ms") / 1000,
                   transforms=transforms)
 

@@ -53,6 +53,8 @@ class Pipeline:
         props = {**base, **{k: v for k, v in props.items() if k != "dsn"}}
         self.config = Config(props).declare(CORE_OPTIONS)
         self.source = source_cls(self.config)
+        if hasattr(self.source, "native_rows"):  # as cdc.pipeline.build does for the JSON converter
+            self.source.native_rows = bool(self.config.get("native.rows"))
         self.sink = sink or CollectingSink()
         self.engine = Engine(self.source, self.sink, JsonConverter(self.config.get("value.converter.schemas.enable")),
                              FileOffsetStore(offsets, "test"), flush_interval_s=0.1)

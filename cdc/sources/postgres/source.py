@@ -88,6 +88,9 @@ class PostgresSource:
     def __init__(self, config: Config) -> None:
         config.declare(CORE_OPTIONS).declare(POSTGRES_OPTIONS)
         self.config = config
+        # Rows as the compiled codec's JSON (cdc.sources.postgres.native_rows): set by the pipeline
+        # when nothing but the JSON converter reads them.
+        self.native_rows = False
         self.settings = ConnectionSettings.from_config(config)
         common = SourceSettings.from_config(config)
         self.prefix, self.max_batch = common.prefix, common.max_batch
@@ -502,7 +505,12 @@ class PostgresSource:
             table = found[0]
         else:  # dropped since: describe it from the message alone
             table = cat.CatalogTable(message.relid, message.namespace, message.name, message.replica_identity, (), ())
-        return self._table_state(table, message.columns)
+        state = self._table_state(table, message.columns)
+        if self.native_rows:
+            from cdc.sources.postgres.native_rows import encoder_for
+
+            state.native = encoder_for(state, len(message.columns))
+        return state
 
     def _start_replication(self, lsn: int) -> ReplicationStream:
         options = {"proto_version": "1", "publication_names": self.publication}

@@ -26,6 +26,7 @@ from cdc.core.envelope import OP_MESSAGE, TRANSACTION_BLOCK_SCHEMA, now_ts
 from cdc.core.records import ChangeEvent
 from cdc.core.topics import sanitize_topic
 from cdc.sources.postgres import pgoutput as po
+from cdc.sources.postgres.native_rows import NativeRow
 from cdc.sources.postgres.position import PgPosition
 from cdc.sources.postgres.replication import XLogData
 from cdc.sources.postgres.source_info import SOURCE_SCHEMA, source_block
@@ -120,10 +121,31 @@ class ChangeStream:
     # ---- dispatch ------------------------------------------------------------------------------
 
     def handle(self, data: XLogData, events: list[ChangeEvent]) -> None:
-        message = po.decode(data.payload)
+        payload = data.payload if isinstance(data.payload, bytes) else bytes(data.payload)
+        kind = payload[0]
+        if kind == 0x49 or kind == 0x55:  # Insert / Update: the compiled codec takes the new tuple when it can
+            native = self._native(payload, kind)
+            if native is not None:
+                self._on_row(native, data.wal_start, events)
+                return
+        message = po.decode(payload)
         handler = self._HANDLERS.get(type(message))
         if handler is not None:
             handler(self, message, data.wal_start, events)
+
+    def _native(self, payload: bytes, kind: int) -> po.Insert | po.Update | None:
+        """The message with its new tuple encoded by the table's codec (a NativeRow), when the table
+        has one and the message has no old tuple; None: decode it the Python way."""
+        if len(payload) < 8 or payload[5] != 0x4E:  # 'N': the new tuple follows (no old one)
+            return None
+        relid = int.from_bytes(payload[1:5], "big")
+        state = self.relations.get(relid)
+        if state is None or state.native is None:
+            return None
+        row = state.native.encode(payload, 6)
+        if row is None:
+            return None
+        return po.Insert(None, relid, row) if kind == 0x49 else po.Update(None, relid, None, None, row)
 
     def _on_begin(self, message: po.Begin, wal_start: int, events: list[ChangeEvent]) -> None:
         self.hooks.before_transaction(message.final_lsn, events)
@@ -205,7 +227,8 @@ class ChangeStream:
         envelope = state.envelope
         position = (tx.final_lsn, lsn)
         if isinstance(message, po.Insert):
-            emit.create(events, envelope, state.row(message.new), source, position)
+            new = message.new
+            emit.create(events, envelope, new if type(new) is NativeRow else state.row(new), source, position)
         elif isinstance(message, po.Delete):
             emit.delete(events, envelope, state.row(message.old, key_only=message.old_kind == "K"), source, position)
         else:
@@ -215,8 +238,10 @@ class ChangeStream:
             key_only = message.old_kind == "K"
             old = state.row(message.old, key_only=key_only) if message.old is not None else None
             old_key = envelope.key_of(state.row(message.old)) if key_only and message.old is not None else None
-            emit.update(events, envelope, None if key_only else old, state.row(message.new, message.old), source,
-                        position, key_row=old, old_key=old_key)
+            new = message.new
+            after = new if type(new) is NativeRow else state.row(new, message.old)
+            emit.update(events, envelope, None if key_only else old, after, source, position, key_row=old,
+                        old_key=old_key)
 
     def _on_truncate(self, message: po.Truncate, lsn: int, events: list[ChangeEvent]) -> None:
         if self._delivered(lsn):

@@ -19,7 +19,14 @@ from cdc.sources.postgres.catalog import CatalogTable
 from cdc.sources.postgres.defaults import NO_DEFAULT, default_value, zero
 from cdc.sources.postgres.pgoutput import UNCHANGED_TOAST
 from cdc.sources.postgres.source_info import SOURCE_SCHEMA, sequence, source_block
-from cdc.sources.postgres.types import TypeModes, TypeRegistry, column_kind, field_schema, text_converter
+from cdc.sources.postgres.types import (
+    TypeModes,
+    TypeRegistry,
+    column_kind,
+    field_schema,
+    native_kind,
+    text_converter,
+)
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +82,7 @@ class TableState:
         dims = {c.name: c.dims for c in catalog.columns}
         types.load(c.type_oid for c in columns)
         spec: list[tuple[int, str, Callable[[str], Any], Any, Any]] = []
+        native_kinds: list[str | None] = []  # per spec entry: the compiled codec's own writing, if any
         fields: list[dict[str, Any]] = []
         by_name: dict[str, dict[str, Any]] = {}
         for index, column in enumerate(columns):
@@ -86,6 +94,7 @@ class TableState:
             if schema is None:  # a type Debezium has no mapping for (include.unknown.datatypes)
                 continue
             convert = text_converter(pg_type, column.typmod, modes)
+            native_kinds.append(native_kind(pg_type, column.typmod, modes))
             kind = column_kind(pg_type, column.typmod)
             default = default_value(defaults.get(column.name), schema, convert, is_bool=kind == "bool")
             if default is not NO_DEFAULT:
@@ -98,6 +107,7 @@ class TableState:
             absent = default if default is not NO_DEFAULT else None if optional else zero(schema)
             spec.append((index, column.name, convert, absent, _unavailable(kind, unavailable_placeholder, modes)))
         self._spec = tuple(spec)
+        self.native_kinds = tuple(native_kinds)
         key_names = resolve_key_columns(key_spec, [self.qualified], catalog.primary_key,
                                         [c.name for c in columns], by_name)
         key_fields = [{**by_name[k], "optional": False} for k in key_names]
@@ -110,7 +120,13 @@ class TableState:
             source_schema=SOURCE_SCHEMA,
         )
         self.key_names = tuple(key_names)
+        self.native: Any = None  # a cdc.sources.postgres.native_rows.RowEncoder when the stream uses one
         self._source_base: tuple[tuple[int, int], dict[str, Any]] | None = None
+
+    @property
+    def spec(self) -> tuple[tuple[int, str, Callable[[str], Any], Any, Any], ...]:
+        """Per output field: (tuple index, name, converter, value when absent, when unavailable)."""
+        return self._spec
 
     def source(self, prefix: str, db: str, *, xid: int, commit_us: int, lsn: int,
                last_commit_lsn: int | None) -> dict[str, Any]:

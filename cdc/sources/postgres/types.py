@@ -921,6 +921,20 @@ def _text(text: str) -> str:
     return text
 
 
+def native_kind(pg_type: PgType, typmod: int, modes: TypeModes) -> str | None:
+    """How the compiled row codec (cdc.sources.postgres.native_rows) writes a column that
+    ``text_converter`` converts by more than a plain rewrite of its text; None: by that converter."""
+    t, typmod = _resolve(pg_type, typmod)
+    kind = _kind(t)
+    if kind == "numeric" and modes.decimal_handling_mode == "precise":
+        ps = _numeric_precision_scale(typmod)
+        if ps is not None and ps[1] >= 0:
+            return f"decimal:{ps[1]}"
+    if kind == "timestamptz" and 1 <= min(_time_precision(typmod), 6):
+        return f"tstz:{min(_time_precision(typmod), 6)}"
+    return None
+
+
 def text_converter(pg_type: PgType, typmod: int, modes: TypeModes) -> Converter:
     """The function from a column's text output to the JSON-ready value Debezium writes."""
     t, typmod = _resolve(pg_type, typmod)

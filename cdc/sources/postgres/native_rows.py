@@ -1,0 +1,133 @@
+"""The compiled row codec (``native/``, module ``cdc_native``) behind the PostgreSQL stream.
+
+For a table version whose rows go straight to the JSON converter, an Insert's (or an Update's
+new) tuple becomes the JSON bytes of Debezium's row struct in one call, without a Python object
+per value: integer, boolean, text-like, numeric(p,s) and timestamptz columns are written by the
+codec, every other column goes through its Python converter and orjson inside the same call. The result is a
+:class:`NativeRow`: the JSON for the converter (spliced by orjson as a ``Fragment``) and the key
+columns' values for the envelope. Anything else that reads a value gets the row decoded the
+Python way, so nothing downstream can tell the difference but the time it took.
+
+The Python path stays the reference: tests/unit/test_native_rows.py gives both the same tuples and
+requires the same bytes. Without the compiled module (no Rust toolchain when cdc was installed),
+one warning says so and everything runs in Python.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import orjson
+
+from cdc.sources.postgres import types as pg_types
+
+log = logging.getLogger(__name__)
+
+_module: Any = None
+_warned = False
+
+
+def native_module() -> Any:
+    """``cdc_native``, or None (with one warning per process) when it is not installed."""
+    global _module, _warned
+    if _module is None:
+        try:
+            import cdc_native
+        except ImportError:
+            if not _warned:
+                _warned = True
+                log.warning("the compiled row codec (cdc_native) is not installed: rows are converted in Python. "
+                            "Build it with a Rust toolchain: pip install ./native")
+            return None
+        _module = cdc_native
+    return _module
+
+
+def _kind(convert: Any) -> str:
+    if convert is int:
+        return "int"
+    if convert is pg_types._bool:
+        return "bool"
+    if convert is pg_types._text:
+        return "text"
+    return "python"
+
+
+class NativeRow(Mapping[str, Any]):
+    """A row the codec encoded: ``json`` for the converter, the key columns without decoding the
+    rest; any other read decodes the whole row the Python way (once)."""
+
+    __slots__ = ("json", "_keys", "_decode", "_full")
+
+    def __init__(self, json: bytes, keys: dict[str, Any], decode: Any) -> None:
+        self.json = json
+        self._keys = keys
+        self._decode = decode
+        self._full: dict[str, Any] | None = None
+
+    def _row(self) -> dict[str, Any]:
+        if self._full is None:
+            self._full = self._decode()
+        return self._full
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self._keys:
+            return self._keys[name]
+        return self._row()[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        if name in self._keys:
+            return self._keys[name]
+        return self._row().get(name, default)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row())
+
+    def __len__(self) -> int:
+        return len(self._row())
+
+    def __repr__(self) -> str:
+        return f"NativeRow({self.json.decode()})"
+
+
+class RowEncoder:
+    """One table version's codec: ``encode(payload, pos)`` -> NativeRow, or None for the Python path."""
+
+    def __init__(self, state: Any, width: int) -> None:
+        module = native_module()
+        assert module is not None
+        self._fallback = module.Fallback
+        spec = state.spec
+        key_names = set(state.key_names)
+        self._key_converters = [(name, convert) for index, name, convert, _, _ in spec if name in key_names]
+        key_indexes = [index for index, name, _, _, _ in spec if name in key_names]
+        columns = []
+        for (index, name, convert, _, _), hint in zip(spec, state.native_kinds, strict=True):
+            kind = hint or _kind(convert)
+            columns.append((index, orjson.dumps(name), kind, convert if kind == "python" else None))
+        self._codec = module.RowCodec(columns, width, key_indexes, orjson.dumps)
+        self._state = state
+
+    def encode(self, payload: bytes, pos: int) -> NativeRow | None:
+        try:
+            json, key_texts, _ = self._codec.encode(payload, pos)
+        except self._fallback:
+            return None
+        keys = {name: None if text is None else convert(text)
+                for (name, convert), text in zip(self._key_converters, key_texts, strict=True)}
+        return NativeRow(json, keys, lambda: self._decode(payload, pos))
+
+    def _decode(self, payload: bytes, pos: int) -> dict[str, Any]:
+        from cdc.sources.postgres.pgoutput import _Reader
+
+        reader = _Reader(payload, "I")
+        reader.pos = pos
+        return self._state.row(reader.tuple_data())
+
+
+def encoder_for(state: Any, width: int) -> RowEncoder | None:
+    """The codec for a table version, or None when the compiled module is missing."""
+    if native_module() is None:
+        return None
+    return RowEncoder(state, width)
