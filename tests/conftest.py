@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # cannot run on this machine (SQL Server: CDC_TEST_SQLSERVER_DSN), or a case of another server kind.
 EXPECTED_SKIPS = ("parsed ", "CDC_TEST_SQLSERVER_DSN", "is MariaDB's", "the reference output is MariaDB's",
                   "this server has TLS", "is not ours to stop", "not started by this checkout",
-                  "restarts only the local server", "cannot make a folder read-only here")
+                  "restarts only the local server", "cannot make a folder read-only here",
+                  "no Rust toolchain")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -31,6 +32,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if not any(expected in reason for expected in EXPECTED_SKIPS):
         report.outcome = "failed"
         report.longrepr = f"skipped, but CDC_REQUIRE_SERVERS=1 requires everything to run: {reason}"
+def require_native() -> object:
+    """``cdc_native``; skips without a Rust toolchain, and (a failure under CDC_REQUIRE_SERVERS=1)
+    when one is there but the codec was not built."""
+    try:
+        import cdc_native
+    except ImportError:
+        import shutil
+
+        if shutil.which("cargo") is None:
+            pytest.skip("no Rust toolchain (cargo): the compiled codec cannot be built here")
+        pytest.skip("the compiled codec is not built: scripts/setup.sh builds it (see .local/native.log)")
+    return cdc_native
+
+
 # Debezium's real output (a copy of shared/reference/debezium, so that a clone alone can run the tests).
 REFERENCE = ROOT / "tests" / "fixtures" / "reference"
 

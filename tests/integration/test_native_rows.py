@@ -17,10 +17,9 @@ from typing import Any
 import pytest
 
 from cdc.core.records import SinkRecord
+from tests.conftest import require_native
 from tests.integration.harness import Pipeline
 from tests.integration.test_pg_stream import sql
-
-pytest.importorskip("cdc_native", reason="the compiled codec is not built (pip install ./native; needs Rust)")
 
 TABLE = """CREATE TABLE t (
     id bigint PRIMARY KEY, i2 smallint, i4 int, i8 bigint, b boolean, t text, v varchar(20), c char(3),
@@ -67,6 +66,7 @@ def _scrub(record: SinkRecord) -> tuple[Any, ...]:
 
 def test_same_bytes_with_and_without_the_codec(pg_db: dict[str, str], tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    require_native()
     from cdc.sources.postgres import native_rows
 
     encoded: list[int] = []

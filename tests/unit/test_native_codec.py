@@ -9,7 +9,12 @@ from typing import Any
 import orjson
 import pytest
 
-cdc_native = pytest.importorskip("cdc_native", reason="the compiled codec is not built (pip install ./native)")
+from tests.conftest import require_native
+
+
+@pytest.fixture(autouse=True)
+def _native() -> None:
+    require_native()
 
 
 def tuple_data(*values: str | None, marker: bytes = b"t") -> bytes:
@@ -25,6 +30,8 @@ def tuple_data(*values: str | None, marker: bytes = b"t") -> bytes:
 
 def codec(*kinds: str, converters: dict[int, Any] | None = None, keys: tuple[int, ...] = ()) -> Any:
     columns = [(i, orjson.dumps(f"c{i}"), kind, (converters or {}).get(i)) for i, kind in enumerate(kinds)]
+    import cdc_native
+
     return cdc_native.RowCodec(columns, len(kinds), list(keys), orjson.dumps)
 
 
@@ -54,6 +61,8 @@ def test_integers_booleans_nulls_and_python_columns() -> None:
     struct.pack(">H", 2) + b"t\x00\x00\x00\x09",    # truncated
 ])
 def test_what_goes_back_to_python(data: bytes) -> None:
+    import cdc_native
+
     with pytest.raises(cdc_native.Fallback):
         codec("int", "bool").encode(data, 0)
 
@@ -70,6 +79,8 @@ def test_decimals_as_python_writes_them(text: str) -> None:
 
 @pytest.mark.parametrize("text, scale", [("NaN", 2), ("1.5", 2), ("15", 2), ("1.50", 0), ("9" * 40 + ".00", 2)])
 def test_decimals_that_go_back_to_python(text: str, scale: int) -> None:
+    import cdc_native
+
     with pytest.raises(cdc_native.Fallback):
         codec(f"decimal:{scale}").encode(tuple_data(text), 0)
 
@@ -87,5 +98,7 @@ def test_zoned_timestamps_as_python_writes_them(text: str, width: int) -> None:
 @pytest.mark.parametrize("text", ["infinity", "-infinity", "12024-01-01 00:00:00+00", "2024-01-01 00:00:00+02",
                                   "0044-03-15 00:00:00+00 BC"])
 def test_zoned_timestamps_that_go_back_to_python(text: str) -> None:
+    import cdc_native
+
     with pytest.raises(cdc_native.Fallback):
         codec("tstz:6").encode(tuple_data(text), 0)
