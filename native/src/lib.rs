@@ -1,26 +1,52 @@
 //! cdc's compiled row codec: one pgoutput TupleData (text format) straight into the JSON bytes
 //! of Debezium's row struct, as `orjson.dumps(TableState.row(values))` writes them.
 //!
-//! Columns whose conversion is a plain rewrite of the server's text (integers, booleans, text-like
-//! types) are written here without a Python object; every other column calls its Python converter
-//! and orjson, so the output is the Python path's by construction. A row this codec cannot take
-//! (an unchanged TOAST value, a binary column, a tuple of another width, an integer text that is
-//! not canonical) raises `Fallback`, and the caller decodes it in Python.
+//! Each column has a kind, chosen once per table version (cdc/sources/postgres/native_rows.py):
+//! integers, booleans, text-like types, float4/float8, numeric (precise: Connect's Decimal, or
+//! VariableScaleDecimal), date, time, timestamp, timestamptz and bytea are written here without a
+//! Python object; a `python` column calls its Python converter and orjson inside the same call, so
+//! its output is the Python path's by construction. A value whose text is not of the form its kind
+//! knows (infinity, BC or five-digit years, NaN numerics, bytea's escape form...) goes through the
+//! column's Python converter when it was given one, else the row raises `Fallback`. A row this codec
+//! cannot take at all (an unchanged TOAST value, a binary column, a tuple of another width) raises
+//! `Fallback`, and the caller decodes that row in Python.
 
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
+use std::fmt::Write as _;
 
 create_exception!(cdc_native, Fallback, PyException, "This row is for the Python path.");
 
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Unit {
+    Milli,
+    Micro,
+    Nano,
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Binary {
+    Base64,
+    Base64Url,
+    Hex,
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
 enum Kind {
     Int,
     Bool,
     Text,
-    Decimal(usize),     // numeric(p, s) in decimal.handling.mode=precise: Connect's Decimal, s digits
-    ZonedTimestamp(usize), // timestamptz(p), p in 1..=6: io.debezium.time.ZonedTimestamp
+    Float4,
+    Float8,
+    Decimal(usize),        // numeric(p, s), decimal.handling.mode=precise: Connect's Decimal, s digits
+    VariableDecimal,       // numeric, precise: io.debezium.data.VariableScaleDecimal {scale, value}
+    Date,                  // days since the epoch (every time.precision.mode but isostring)
+    Time(Unit),            // time: ms / µs / ns past midnight
+    Timestamp(Unit),       // timestamp: ms / µs / ns since the epoch
+    ZonedTimestamp(usize), // timestamptz(p): io.debezium.time.ZonedTimestamp, p digits (0: trimmed)
+    Bytea(Binary),         // bytea in binary.handling.mode bytes|base64 / base64-url-safe / hex
     Python,
 }
 
@@ -34,97 +60,69 @@ struct Column {
 #[pyclass(frozen)]
 struct RowCodec {
     columns: Vec<Column>,
-    width: usize,
+    width: Option<usize>,
+    min_width: usize,
     keys: Vec<usize>,
-    dumps: PyObject,
+    dumps: Option<PyObject>,
+}
+
+fn unit_of(name: &str) -> Option<Unit> {
+    match name {
+        "ms" => Some(Unit::Milli),
+        "us" => Some(Unit::Micro),
+        "ns" => Some(Unit::Nano),
+        _ => None,
+    }
 }
 
 fn kind_of(name: &str) -> PyResult<Kind> {
-    let bad = || pyo3::exceptions::PyValueError::new_err(format!("unknown column kind {name:?}"));
-    match name.split_once(':') {
-        Some(("decimal", scale)) => Ok(Kind::Decimal(scale.parse().map_err(|_| bad())?)),
+    let bad = || PyValueError::new_err(format!("unknown column kind {name:?}"));
+    let kind = match name.split_once(':') {
+        Some(("decimal", scale)) => scale.parse().ok().map(Kind::Decimal),
         Some(("tstz", width)) => match width.parse() {
-            Ok(w @ 1..=6) => Ok(Kind::ZonedTimestamp(w)),
-            _ => Err(bad()),
+            Ok(w @ 0..=6) => Some(Kind::ZonedTimestamp(w)),
+            _ => None,
         },
-        _ => match name {
-            "int" => Ok(Kind::Int),
-            "bool" => Ok(Kind::Bool),
-            "text" => Ok(Kind::Text),
-            "python" => Ok(Kind::Python),
-            _ => Err(bad()),
+        Some(("time", unit)) => unit_of(unit).map(Kind::Time),
+        Some(("timestamp", unit)) => unit_of(unit).map(Kind::Timestamp),
+        Some(("bytea", "base64")) => Some(Kind::Bytea(Binary::Base64)),
+        Some(("bytea", "url")) => Some(Kind::Bytea(Binary::Base64Url)),
+        Some(("bytea", "hex")) => Some(Kind::Bytea(Binary::Hex)),
+        Some(_) => None,
+        None => match name {
+            "int" | "int2" | "int4" | "int8" => Some(Kind::Int),
+            "bool" => Some(Kind::Bool),
+            "text" => Some(Kind::Text),
+            "float4" => Some(Kind::Float4),
+            "float8" => Some(Kind::Float8),
+            "vdecimal" => Some(Kind::VariableDecimal),
+            "date" => Some(Kind::Date),
+            "bytea" => Some(Kind::Bytea(Binary::Base64)),
+            "python" => Some(Kind::Python),
+            _ => None,
         },
-    }
+    };
+    kind.ok_or_else(bad)
 }
 
-const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+// ---- strings and bytes ------------------------------------------------------------------------
 
-fn write_base64(out: &mut Vec<u8>, bytes: &[u8]) {
+const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const BASE64_URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+fn write_base64_with(out: &mut Vec<u8>, bytes: &[u8], alphabet: &[u8; 64]) {
     for chunk in bytes.chunks(3) {
         let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
         let n = ((b[0] as u32) << 16) | ((b[1] as u32) << 8) | b[2] as u32;
-        out.push(BASE64[(n >> 18) as usize & 63]);
-        out.push(BASE64[(n >> 12) as usize & 63]);
-        out.push(if chunk.len() > 1 { BASE64[(n >> 6) as usize & 63] } else { b'=' });
-        out.push(if chunk.len() > 2 { BASE64[n as usize & 63] } else { b'=' });
+        out.push(alphabet[(n >> 18) as usize & 63]);
+        out.push(alphabet[(n >> 12) as usize & 63]);
+        out.push(if chunk.len() > 1 { alphabet[(n >> 6) as usize & 63] } else { b'=' });
+        out.push(if chunk.len() > 2 { alphabet[n as usize & 63] } else { b'=' });
     }
 }
 
-/// numeric(p, s)'s text (exactly s fraction digits) as Connect's Decimal in JSON: the unscaled
-/// value's two's-complement big-endian bytes of the smallest width, base64, in quotes. None when
-/// the text is not of that form (NaN, another scale) or the value needs more than 127 bits.
-fn write_decimal(out: &mut Vec<u8>, text: &[u8], scale: usize) -> Option<()> {
-    let (negative, digits) = match text.first() {
-        Some(b'-') => (true, &text[1..]),
-        _ => (false, text),
-    };
-    let (whole, fraction) = match digits.iter().position(|&b| b == b'.') {
-        Some(dot) => (&digits[..dot], &digits[dot + 1..]),
-        None => (digits, &digits[digits.len()..]),
-    };
-    if whole.is_empty() || fraction.len() != scale || (scale > 0 && fraction.is_empty()) {
-        return None;
-    }
-    let mut value: i128 = 0;
-    for &b in whole.iter().chain(fraction.iter()) {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        value = value.checked_mul(10)?.checked_add((b - b'0') as i128)?;
-    }
-    if negative {
-        value = -value;
-    }
-    let magnitude = if value < 0 { (value + 1).unsigned_abs() } else { value.unsigned_abs() };
-    let length = (128 - magnitude.leading_zeros() as usize) / 8 + 1;
-    out.push(b'"');
-    write_base64(out, &value.to_be_bytes()[16 - length..]);
-    out.push(b'"');
-    Some(())
-}
-
-/// timestamptz text as the connection (TimeZone=UTC) prints it, `YYYY-MM-DD hh:mm:ss[.ffffff]+00`,
-/// as Debezium's ZonedTimestamp with `width` fraction digits: `YYYY-MM-DDThh:mm:ss.fffZ`. None for
-/// anything else (years past 9999, BC, infinity).
-fn write_zoned_timestamp(out: &mut Vec<u8>, text: &[u8], width: usize) -> Option<()> {
-    if text.len() < 22 || text[4] != b'-' || text[10] != b' ' || !text.ends_with(b"+00") {
-        return None;
-    }
-    let time = &text[11..text.len() - 3];
-    let (clock, fraction) = match time.iter().position(|&b| b == b'.') {
-        Some(dot) => (&time[..dot], &time[dot + 1..]),
-        None => (time, &time[time.len()..]),
-    };
-    out.push(b'"');
-    out.extend_from_slice(&text[..10]);
-    out.push(b'T');
-    out.extend_from_slice(clock);
-    out.push(b'.');
-    for i in 0..width {
-        out.push(*fraction.get(i).unwrap_or(&b'0'));
-    }
-    out.extend_from_slice(b"Z\"");
-    Some(())
+fn write_base64(out: &mut Vec<u8>, bytes: &[u8]) {
+    write_base64_with(out, bytes, BASE64)
 }
 
 /// JSON string escaping exactly as orjson writes it: `"` and `\` escaped, control characters as
@@ -156,112 +154,576 @@ fn write_string(out: &mut Vec<u8>, text: &[u8]) {
     out.push(b'"');
 }
 
+fn hex_value(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// bytea's hex output (`\x0aff`, what the connection's bytea_output=hex makes the server send) as
+/// binary.handling.mode writes it; None for the escape form.
+fn write_bytea(out: &mut Vec<u8>, text: &[u8], mode: Binary) -> Option<()> {
+    let hex = text.strip_prefix(b"\\x")?;
+    if hex.len() % 2 != 0 {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(hex.len() / 2);
+    for pair in hex.chunks(2) {
+        bytes.push(hex_value(pair[0])? << 4 | hex_value(pair[1])?);
+    }
+    out.push(b'"');
+    match mode {
+        Binary::Base64 => write_base64(out, &bytes),
+        Binary::Base64Url => write_base64_with(out, &bytes, BASE64_URL),
+        Binary::Hex => out.extend(hex.iter().map(|b| b.to_ascii_lowercase())),
+    }
+    out.push(b'"');
+    Some(())
+}
+
+// ---- integers ---------------------------------------------------------------------------------
+
 /// The server's integer text is already JSON when canonical: an optional minus, then digits
 /// without a leading zero (what int() then orjson would print back).
 fn canonical_int(text: &[u8]) -> bool {
     let digits = if text.first() == Some(&b'-') { &text[1..] } else { text };
     !digits.is_empty()
+        && digits.len() <= 19
         && digits.iter().all(|b| b.is_ascii_digit())
         && (digits.len() == 1 || digits[0] != b'0')
-        && !(text.len() == 2 && text == b"-0")
+        && text != b"-0"
+}
+
+fn write_i64(out: &mut Vec<u8>, value: i64) {
+    let mut buffer = itoa_buffer();
+    out.extend_from_slice(format_i64(&mut buffer, value));
+}
+
+fn itoa_buffer() -> [u8; 20] {
+    [0; 20]
+}
+
+fn format_i64(buffer: &mut [u8; 20], value: i64) -> &[u8] {
+    let mut n = value.unsigned_abs();
+    let mut at = buffer.len();
+    loop {
+        at -= 1;
+        buffer[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        at -= 1;
+        buffer[at] = b'-';
+    }
+    &buffer[at..]
+}
+
+// ---- floats -----------------------------------------------------------------------------------
+
+/// A finite double as orjson prints it: the shortest digits that read back as the same double,
+/// plain from 1e-5 up to below 1e16 (with `.0` when integral), else `d.ddde+N` / `d.ddde-N`.
+fn write_f64(out: &mut Vec<u8>, value: f64) {
+    if value == 0.0 {
+        out.extend_from_slice(if value.is_sign_negative() { b"-0.0" } else { b"0.0" });
+        return;
+    }
+    // Ryū's shortest digits (ties to even, as orjson's), laid out again in orjson's way
+    let mut buffer = ryu::Buffer::new();
+    let text = buffer.format_finite(value.abs()).as_bytes();
+    let (mantissa, mut exponent) = match text.iter().position(|&b| b == b'e') {
+        Some(e) => (&text[..e], std::str::from_utf8(&text[e + 1..]).ok().and_then(|x| x.parse().ok()).unwrap_or(0)),
+        None => (text, 0i32),
+    };
+    let point = mantissa.iter().position(|&b| b == b'.').unwrap_or(mantissa.len()) as i32;
+    let mut digits: Vec<u8> = mantissa.iter().copied().filter(|&b| b != b'.').collect();
+    let leading = digits.iter().position(|&b| b != b'0').unwrap_or(0);
+    exponent += point - 1 - leading as i32;
+    digits.drain(..leading);
+    while digits.len() > 1 && digits.last() == Some(&b'0') {
+        digits.pop();
+    }
+    if value < 0.0 {
+        out.push(b'-');
+    }
+    if (-5..16).contains(&exponent) {
+        if exponent < 0 {
+            out.extend_from_slice(b"0.");
+            out.extend(std::iter::repeat(b'0').take((-exponent - 1) as usize));
+            out.extend_from_slice(&digits);
+        } else {
+            let whole = exponent as usize + 1;
+            if digits.len() <= whole {
+                out.extend_from_slice(&digits);
+                out.extend(std::iter::repeat(b'0').take(whole - digits.len()));
+                out.extend_from_slice(b".0");
+            } else {
+                out.extend_from_slice(&digits[..whole]);
+                out.push(b'.');
+                out.extend_from_slice(&digits[whole..]);
+            }
+        }
+    } else {
+        out.push(digits[0]);
+        if digits.len() > 1 {
+            out.push(b'.');
+            out.extend_from_slice(&digits[1..]);
+        }
+        out.push(b'e');
+        out.push(if exponent < 0 { b'-' } else { b'+' });
+        let _ = write!(ByteWriter(out), "{}", exponent.abs());
+    }
+}
+
+struct ByteWriter<'a>(&'a mut Vec<u8>);
+
+impl std::fmt::Write for ByteWriter<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// A float text the server sends: digits, sign, point, exponent (the special values are handled
+/// before). Anything else (Rust would read "inf" or "nan" too) is for the Python path.
+fn float_text(text: &[u8]) -> Option<&str> {
+    if text.is_empty() || !text.iter().all(|&b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E')) {
+        return None;
+    }
+    std::str::from_utf8(text).ok()
+}
+
+fn write_special_float(out: &mut Vec<u8>, text: &[u8]) -> bool {
+    match text {
+        b"NaN" | b"Infinity" | b"-Infinity" => {
+            out.push(b'"');
+            out.extend_from_slice(text);
+            out.push(b'"');
+            true
+        }
+        _ => false,
+    }
+}
+
+/// float8: float(text), then orjson.
+fn write_float8(out: &mut Vec<u8>, text: &[u8]) -> Option<()> {
+    if write_special_float(out, text) {
+        return Some(());
+    }
+    let value: f64 = float_text(text)?.parse().ok()?;
+    if !value.is_finite() {
+        return None;
+    }
+    write_f64(out, value);
+    Some(())
+}
+
+const F32_MIN_NORMAL: f32 = 1.175_494_4e-38;
+
+/// float4 as cdc.core.encodings.float32 gives it (Java's Float.toString: the float32 the text rounds
+/// to, written with the fewest of 6..9 significant digits that read back as it, 1..9 below the
+/// normal range, and two rather than one), then orjson.
+fn write_float4(out: &mut Vec<u8>, text: &[u8]) -> Option<()> {
+    if write_special_float(out, text) {
+        return Some(());
+    }
+    let f: f32 = float_text(text)?.parse().ok()?;
+    if f.is_infinite() {
+        out.extend_from_slice(if f > 0.0 { b"\"Infinity\"" } else { b"\"-Infinity\"" });
+        return Some(());
+    }
+    if f == 0.0 {
+        write_f64(out, f as f64);
+        return Some(());
+    }
+    let first = if f.abs() >= F32_MIN_NORMAL { 6 } else { 1 };
+    let mut candidate = String::with_capacity(32);
+    for digits in first..10usize {
+        candidate.clear();
+        let _ = write!(candidate, "{:.*e}", digits - 1, f as f64);
+        if candidate.parse::<f32>().ok()? == f {
+            if digits == 1 {
+                candidate.clear();
+                let _ = write!(candidate, "{:.1e}", f as f64);
+            }
+            write_f64(out, candidate.parse::<f64>().ok()?);
+            return Some(());
+        }
+    }
+    write_f64(out, f as f64);
+    Some(())
+}
+
+// ---- numerics ---------------------------------------------------------------------------------
+
+/// The unscaled value `[-]digits` as Connect's Decimal in JSON: its two's-complement big-endian
+/// bytes of the smallest width (Python's `decimal_bytes`), base64, in quotes. None past 127 bits.
+fn write_unscaled(out: &mut Vec<u8>, negative: bool, digits: impl Iterator<Item = u8>) -> Option<()> {
+    let mut value: i128 = 0; // accumulated with its sign, so that i128::MIN fits
+    let sign = if negative { -1 } else { 1 };
+    for d in digits {
+        value = value.checked_mul(10)?.checked_add(sign * (d - b'0') as i128)?;
+    }
+    let magnitude = if value < 0 { (value + 1).unsigned_abs() } else { value.unsigned_abs() };
+    let length = (128 - magnitude.leading_zeros() as usize) / 8 + 1;
+    out.push(b'"');
+    write_base64(out, &value.to_be_bytes()[16 - length..]);
+    out.push(b'"');
+    Some(())
+}
+
+/// `[-]digits[.digits]` split into (negative, whole, fraction); None for anything else.
+fn numeric_parts(text: &[u8]) -> Option<(bool, &[u8], &[u8])> {
+    let (negative, digits) = match text.first() {
+        Some(b'-') => (true, &text[1..]),
+        _ => (false, text),
+    };
+    let (whole, fraction) = match digits.iter().position(|&b| b == b'.') {
+        Some(dot) => (&digits[..dot], &digits[dot + 1..]),
+        None => (digits, &digits[digits.len()..]),
+    };
+    if whole.is_empty() || !whole.iter().chain(fraction.iter()).all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((negative, whole, fraction))
+}
+
+/// numeric(p, s)'s text (exactly s fraction digits) as Connect's Decimal. None for another form
+/// (another scale; NaN and the infinities, which the Python path writes as null).
+fn write_decimal(out: &mut Vec<u8>, text: &[u8], scale: usize) -> Option<()> {
+    let (negative, whole, fraction) = numeric_parts(text)?;
+    if fraction.len() != scale || (scale == 0 && text.contains(&b'.')) {
+        return None;
+    }
+    write_unscaled(out, negative, whole.iter().chain(fraction.iter()).copied())
+}
+
+/// numeric without a typmod as VariableScaleDecimal: `{"scale":n,"value":"<Decimal bytes>"}` of the
+/// value with its fraction's trailing zeros stripped. None for NaN and the infinities (the Python
+/// path writes null) and past 127 bits.
+fn write_variable_decimal(out: &mut Vec<u8>, text: &[u8]) -> Option<()> {
+    let (negative, whole, fraction) = numeric_parts(text)?;
+    let kept = fraction.iter().rposition(|&b| b != b'0').map_or(0, |i| i + 1);
+    out.extend_from_slice(b"{\"scale\":");
+    write_i64(out, kept as i64);
+    out.extend_from_slice(b",\"value\":");
+    write_unscaled(out, negative, whole.iter().chain(fraction[..kept].iter()).copied())?;
+    out.push(b'}');
+    Some(())
+}
+
+// ---- dates and times --------------------------------------------------------------------------
+
+const DAY_US: i64 = 86_400_000_000;
+
+fn digits_value(text: &[u8]) -> Option<i64> {
+    if text.is_empty() || !text.iter().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(text.iter().fold(0i64, |v, &b| v * 10 + (b - b'0') as i64))
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (month + if month > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + (month <= 2) as i64, month, day)
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// `YYYY-MM-DD` with a year 1..=9999 (what Python's date.fromisoformat reads) as epoch days.
+fn date_days(text: &[u8]) -> Option<i64> {
+    if text.len() != 10 || text[4] != b'-' || text[7] != b'-' {
+        return None;
+    }
+    let (year, month, day) = (digits_value(&text[..4])?, digits_value(&text[5..7])?, digits_value(&text[8..])?);
+    if year < 1 || !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
+        return None;
+    }
+    Some(days_from_civil(year, month, day))
+}
+
+/// A fraction of a second, 1..=6 digits, as microseconds.
+fn fraction_micros(fraction: &[u8]) -> Option<i64> {
+    if fraction.is_empty() || fraction.len() > 6 {
+        return None;
+    }
+    let value = digits_value(fraction)?;
+    Some(value * 10i64.pow(6 - fraction.len() as u32))
+}
+
+/// `hh:mm:ss[.ffffff]` as microseconds past midnight; `max_hour` 24 for time (24:00:00), else 23.
+fn clock_micros(text: &[u8], max_hour: i64) -> Option<i64> {
+    if text.len() < 8 || text[2] != b':' || text[5] != b':' {
+        return None;
+    }
+    let (h, m, s) = (digits_value(&text[..2])?, digits_value(&text[3..5])?, digits_value(&text[6..8])?);
+    if h > max_hour || m > 59 || s > 59 || (h == 24 && (m, s) != (0, 0)) {
+        return None;
+    }
+    let mut micros = (h * 3600 + m * 60 + s) * 1_000_000;
+    if text.len() > 8 {
+        if text[8] != b'.' {
+            return None;
+        }
+        let fraction = fraction_micros(&text[9..])?;
+        if h == 24 && fraction != 0 {
+            return None;
+        }
+        micros += fraction;
+    }
+    Some(micros)
+}
+
+fn scale_micros(micros: i64, unit: Unit) -> Option<i64> {
+    match unit {
+        Unit::Milli => Some(micros.div_euclid(1000)),
+        Unit::Micro => Some(micros),
+        Unit::Nano => micros.checked_mul(1000),
+    }
+}
+
+/// `YYYY-MM-DD hh:mm:ss[.ffffff]` (year 1..=9999) as epoch microseconds.
+fn timestamp_micros(text: &[u8]) -> Option<i64> {
+    if text.len() < 19 || text[10] != b' ' {
+        return None;
+    }
+    let days = date_days(&text[..10])?;
+    Some(days * DAY_US + clock_micros(&text[11..], 23)?)
+}
+
+/// The fraction as ZonedTimestamp prints it: exactly `width` digits, or (0) trimmed and none if zero.
+fn write_fraction(out: &mut Vec<u8>, micros: i64, width: usize) {
+    let mut digits = [b'0'; 6];
+    let mut n = micros;
+    for i in (0..6).rev() {
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    let shown = if width == 0 { digits.iter().rposition(|&b| b != b'0').map_or(0, |i| i + 1) } else { width };
+    if shown > 0 {
+        out.push(b'.');
+        out.extend_from_slice(&digits[..shown]);
+    }
+}
+
+fn write_two(out: &mut Vec<u8>, value: i64) {
+    out.push(b'0' + (value / 10) as u8);
+    out.push(b'0' + (value % 10) as u8);
+}
+
+/// timestamptz as Debezium's ZonedTimestamp in UTC: `YYYY-MM-DDThh:mm:ss[.fff]Z`, `width` fraction
+/// digits (0: trimmed), from `YYYY-MM-DD hh:mm:ss[.ffffff]+00`, what the server sends under the
+/// connection's TimeZone=UTC. None for anything else (another offset, years past 9999, BC,
+/// infinity: the Python path).
+fn write_zoned_timestamp(out: &mut Vec<u8>, text: &[u8], width: usize) -> Option<()> {
+    let local = text.strip_suffix(b"+00")?;
+    let micros = timestamp_micros(local)?;
+    let days = micros.div_euclid(DAY_US);
+    let rest = micros.rem_euclid(DAY_US);
+    let (year, month, day) = civil_from_days(days);
+    let seconds = rest / 1_000_000;
+    out.push(b'"');
+    write_two(out, year / 100);
+    write_two(out, year % 100);
+    out.push(b'-');
+    write_two(out, month);
+    out.push(b'-');
+    write_two(out, day);
+    out.push(b'T');
+    write_two(out, seconds / 3600);
+    out.push(b':');
+    write_two(out, seconds / 60 % 60);
+    out.push(b':');
+    write_two(out, seconds % 60);
+    write_fraction(out, rest % 1_000_000, width);
+    out.extend_from_slice(b"Z\"");
+    Some(())
 }
 
 fn read_i32(data: &[u8], at: usize) -> Option<i32> {
     data.get(at..at + 4).map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
 }
 
+fn fallback(why: &str) -> PyErr {
+    Fallback::new_err(why.to_string())
+}
+
+impl RowCodec {
+    /// One value as Python converts it: `convert(text)`, then orjson.
+    fn write_python(&self, py: Python<'_>, out: &mut Vec<u8>, convert: &PyObject, text: &[u8]) -> PyResult<()> {
+        let text = std::str::from_utf8(text).map_err(|_| fallback("text that is not UTF-8"))?;
+        let dumps = self.dumps.as_ref().expect("checked in new");
+        let value = convert.call1(py, (PyString::new(py, text),))?;
+        let json = dumps.call1(py, (value,))?;
+        out.extend_from_slice(json.downcast_bound::<PyBytes>(py)?.as_bytes());
+        Ok(())
+    }
+
+    /// One value in the column's kind; a text of another form than the kind's (infinity, BC...) by
+    /// the column's Python converter when it has one, else `Fallback` (the row is for Python).
+    fn write_value(&self, py: Python<'_>, out: &mut Vec<u8>, column: &Column, text: &[u8]) -> PyResult<()> {
+        let mark = out.len();
+        let done = match column.kind {
+            Kind::Int => canonical_int(text).then(|| out.extend_from_slice(text)),
+            Kind::Bool => match text {
+                b"t" => Some(out.extend_from_slice(b"true")),
+                b"f" => Some(out.extend_from_slice(b"false")),
+                _ => None,
+            },
+            Kind::Text => std::str::from_utf8(text).is_ok().then(|| write_string(out, text)),
+            Kind::Float4 => write_float4(out, text),
+            Kind::Float8 => write_float8(out, text),
+            Kind::Decimal(scale) => write_decimal(out, text, scale),
+            Kind::VariableDecimal => write_variable_decimal(out, text),
+            Kind::Date => date_days(text).map(|days| write_i64(out, days)),
+            Kind::Time(unit) => clock_micros(text, 24)
+                .and_then(|micros| scale_micros(micros, unit))
+                .map(|v| write_i64(out, v)),
+            Kind::Timestamp(unit) => timestamp_micros(text).map(|micros| match scale_micros(micros, unit) {
+                Some(v) => write_i64(out, v),
+                None => out.extend_from_slice(b"null"), // nanoseconds past int64: Debezium writes null
+            }),
+            Kind::ZonedTimestamp(width) => write_zoned_timestamp(out, text, width),
+            Kind::Bytea(mode) => write_bytea(out, text, mode),
+            Kind::Python => None,
+        };
+        if done.is_some() {
+            return Ok(());
+        }
+        out.truncate(mark);
+        match &column.convert {
+            Some(convert) => self.write_python(py, out, convert, text),
+            None => Err(Fallback::new_err(format!("a {:?} text this codec does not write", column.kind))),
+        }
+    }
+}
+
 #[pymethods]
 impl RowCodec {
-    /// `columns`: (tuple index, field name as JSON bytes, kind, Python converter or None) in the
-    /// row struct's field order; `width`: the tuple's column count; `keys`: the tuple indexes whose
-    /// texts `encode` also returns; `dumps`: orjson.dumps, for the Python-converted columns.
+    /// `columns`: per output field, in the row struct's order, `(tuple index, name, kind)` or
+    /// `(tuple index, name, kind, converter)`; the name a str, or bytes already JSON (`b'"id"'`);
+    /// the converter (a Python callable) is required for kind `python`; for another kind it takes
+    /// the texts the kind does not (infinity, BC...), which otherwise raise `Fallback`. `width`: the tuple's column count, if
+    /// it is to be checked; `keys`: tuple indexes whose texts `encode` also returns; `dumps`:
+    /// orjson.dumps, for `python` columns.
     #[new]
-    fn new(columns: Vec<(usize, Vec<u8>, String, Option<PyObject>)>, width: usize, keys: Vec<usize>,
-           dumps: PyObject) -> PyResult<Self> {
+    #[pyo3(signature = (columns, width=None, keys=None, dumps=None))]
+    fn new(columns: Vec<Bound<'_, PyTuple>>, width: Option<usize>, keys: Option<Vec<usize>>,
+           dumps: Option<PyObject>) -> PyResult<Self> {
+        let bad = |why: &str| PyValueError::new_err(format!("bad column specification: {why}"));
         let mut out = Vec::with_capacity(columns.len());
-        for (n, (index, name, kind, convert)) in columns.into_iter().enumerate() {
-            let kind = kind_of(&kind)?;
-            if index >= width || (kind == Kind::Python && convert.is_none()) {
-                return Err(pyo3::exceptions::PyValueError::new_err("bad column specification"));
+        let mut min_width = 0;
+        for (n, spec) in columns.iter().enumerate() {
+            if spec.len() != 3 && spec.len() != 4 {
+                return Err(bad("(index, name, kind[, converter]) expected"));
             }
+            let index: usize = spec.get_item(0)?.extract()?;
+            let name = spec.get_item(1)?;
+            let kind = kind_of(&spec.get_item(2)?.extract::<String>()?)?;
+            let convert = if spec.len() == 4 && !spec.get_item(3)?.is_none() {
+                Some(spec.get_item(3)?.unbind())
+            } else {
+                None
+            };
+            if (kind == Kind::Python && convert.is_none()) || (convert.is_some() && dumps.is_none()) {
+                return Err(bad("a python column needs its converter, a converter needs dumps"));
+            }
+            if width.is_some_and(|w| index >= w) {
+                return Err(bad("a tuple index past the width"));
+            }
+            min_width = min_width.max(index + 1);
             let mut prefix = vec![if n == 0 { b'{' } else { b',' }];
-            prefix.extend_from_slice(&name);
+            if let Ok(json) = name.downcast::<PyBytes>() {
+                prefix.extend_from_slice(json.as_bytes());
+            } else {
+                write_string(&mut prefix, name.extract::<String>()?.as_bytes());
+            }
             prefix.push(b':');
             out.push(Column { index, kind, prefix, convert });
         }
-        if keys.iter().any(|&k| k >= width) {
-            return Err(pyo3::exceptions::PyValueError::new_err("key index out of range"));
+        let keys = keys.unwrap_or_default();
+        if let Some(&k) = keys.iter().find(|&&k| k >= width.unwrap_or(usize::MAX)) {
+            return Err(PyValueError::new_err(format!("key index {k} out of range")));
         }
-        Ok(RowCodec { columns: out, width, keys, dumps })
+        min_width = keys.iter().fold(min_width, |m, &k| m.max(k + 1));
+        Ok(RowCodec { columns: out, width, min_width, keys, dumps })
     }
 
-    /// The row struct's JSON, the key columns' texts (None for NULL), and the position after the
-    /// TupleData that starts at `pos` in `data`.
+    /// The kinds of the columns, in order (what `new` understood).
+    fn kinds(&self) -> Vec<String> {
+        self.columns.iter().map(|c| format!("{:?}", c.kind)).collect()
+    }
+
+    /// `(row struct JSON, key texts (None for NULL), position after the TupleData)` for the
+    /// TupleData that starts at `pos` in `data`; `Fallback` for a row for the Python path.
     fn encode<'py>(&self, py: Python<'py>, data: &[u8], pos: usize)
                    -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyTuple>, usize)> {
         let count = match data.get(pos..pos + 2) {
             Some(b) => u16::from_be_bytes([b[0], b[1]]) as usize,
-            None => return Err(Fallback::new_err("truncated tuple")),
+            None => return Err(fallback("truncated tuple")),
         };
-        if count != self.width {
-            return Err(Fallback::new_err("the tuple's width is not the relation's"));
+        if self.width.is_some_and(|w| w != count) || count < self.min_width {
+            return Err(fallback("the tuple's width is not the relation's"));
         }
         let mut values: Vec<Option<&[u8]>> = Vec::with_capacity(count);
         let mut at = pos + 2;
         for _ in 0..count {
             match data.get(at) {
                 Some(b't') => {
-                    let length = read_i32(data, at + 1).ok_or_else(|| Fallback::new_err("truncated tuple"))?;
+                    let length = read_i32(data, at + 1).ok_or_else(|| fallback("truncated tuple"))?;
                     let start = at + 5;
                     let end = start + length.max(0) as usize;
-                    values.push(Some(data.get(start..end).ok_or_else(|| Fallback::new_err("truncated tuple"))?));
+                    values.push(Some(data.get(start..end).ok_or_else(|| fallback("truncated tuple"))?));
                     at = end;
                 }
                 Some(b'n') => {
                     values.push(None);
                     at += 1;
                 }
-                _ => return Err(Fallback::new_err("an unchanged TOAST or binary column")),
+                Some(b'u') => return Err(fallback("an unchanged TOAST column")),
+                Some(b'b') => return Err(fallback("a binary column")),
+                _ => return Err(fallback("a malformed tuple")),
             }
         }
         let mut out: Vec<u8> = Vec::with_capacity(64 + (at - pos) * 2);
         for column in &self.columns {
             out.extend_from_slice(&column.prefix);
-            let Some(text) = values[column.index] else {
-                out.extend_from_slice(b"null");
-                continue;
-            };
-            match column.kind {
-                Kind::Int => {
-                    if !canonical_int(text) || text.len() > 20 {
-                        return Err(Fallback::new_err("an integer text that is not canonical"));
-                    }
-                    out.extend_from_slice(text);
-                }
-                Kind::Bool => match text {
-                    b"t" => out.extend_from_slice(b"true"),
-                    b"f" => out.extend_from_slice(b"false"),
-                    _ => return Err(Fallback::new_err("a boolean text other than t or f")),
-                },
-                Kind::Text => {
-                    if std::str::from_utf8(text).is_err() {
-                        return Err(Fallback::new_err("text that is not UTF-8"));
-                    }
-                    write_string(&mut out, text)
-                }
-                Kind::Decimal(scale) => {
-                    write_decimal(&mut out, text, scale).ok_or_else(|| Fallback::new_err("a numeric text"))?
-                }
-                Kind::ZonedTimestamp(width) => write_zoned_timestamp(&mut out, text, width)
-                    .ok_or_else(|| Fallback::new_err("a timestamptz text"))?,
-                Kind::Python => {
-                    let text = std::str::from_utf8(text).map_err(|_| Fallback::new_err("text that is not UTF-8"))?;
-                    let convert = column.convert.as_ref().expect("checked in new");
-                    let value = convert.call1(py, (PyString::new(py, text),))?;
-                    let json = self.dumps.call1(py, (value,))?;
-                    out.extend_from_slice(json.downcast_bound::<PyBytes>(py)?.as_bytes());
-                }
+            match values[column.index] {
+                None => out.extend_from_slice(b"null"),
+                Some(text) => self.write_value(py, &mut out, column, text)?,
             }
+        }
+        if out.is_empty() {
+            out.push(b'{');
         }
         out.push(b'}');
         let keys: Vec<Option<Bound<'py, PyString>>> = self

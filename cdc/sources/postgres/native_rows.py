@@ -2,10 +2,11 @@
 
 For a table version whose rows go straight to the JSON converter, an Insert's (or an Update's
 new) tuple becomes the JSON bytes of Debezium's row struct in one call, without a Python object
-per value: integer, boolean, text-like, numeric(p,s) and timestamptz columns are written by the
-codec, every other column goes through its Python converter and orjson inside the same call. The result is a
-:class:`NativeRow`: the JSON for the converter (spliced by orjson as a ``Fragment``) and the key
-columns' values for the envelope. Anything else that reads a value gets the row decoded the
+per value: integer, boolean, text-like, float, numeric (precise), date, time, timestamp,
+timestamptz and bytea columns are written by the codec (``column_kind`` says which, for the type
+modes in use), every other column goes through its Python converter and orjson inside the same
+call. The result is a :class:`NativeRow`: the JSON for the converter (spliced by orjson as a
+``Fragment``) and the key columns' values for the envelope. Anything else that reads a value gets the row decoded the
 Python way, so nothing downstream can tell the difference but the time it took.
 
 The Python path stays the reference: tests/unit/test_native_rows.py gives both the same tuples and
@@ -44,14 +45,75 @@ def native_module() -> Any:
     return _module
 
 
-def _kind(convert: Any) -> str:
-    if convert is int:
-        return "int"
-    if convert is pg_types._bool:
-        return "bool"
-    if convert is pg_types._text:
+def column_kind(pg_type: pg_types.PgType, typmod: int, modes: pg_types.TypeModes, convert: Any) -> str:
+    """The codec's kind for a column (what ``cdc_native.RowCodec`` takes), mirroring the choice
+    ``types.text_converter`` makes; ``python``: the codec calls ``convert`` and orjson for it."""
+    t, typmod = pg_types._resolve(pg_type, typmod)
+    kind = pg_types._kind(t)
+    mode = modes.time_precision_mode
+    precision = pg_types._time_precision(typmod)
+    if convert is pg_types._text:  # strings, enums, uuid, json(b), xml, inet, ...
         return "text"
+    if kind == "bool":
+        return "bool"
+    if kind in ("int16", "int32", "int64"):
+        return "int"
+    if kind == "float32":
+        return "float4"
+    if kind == "float64":
+        return "float8"
+    if kind == "numeric" and modes.decimal_handling_mode == "precise":
+        ps = pg_types._numeric_precision_scale(typmod)
+        if ps is None:
+            return "vdecimal"
+        if ps[1] >= 0:
+            return f"decimal:{ps[1]}"
+    if kind == "bytea":
+        return {"bytes": "bytea", "base64": "bytea", "base64-url-safe": "bytea:url", "hex": "bytea:hex"}.get(
+            modes.binary_handling_mode, "python")
+    if mode != "isostring":
+        if kind == "date":
+            return "date"
+        if kind == "time":
+            if mode == "nanoseconds":
+                return "time:ns"
+            return "time:ms" if mode == "connect" or (mode == "adaptive" and precision <= 3) else "time:us"
+        if kind == "timestamp":
+            if mode == "nanoseconds":
+                return "timestamp:ns"
+            return "timestamp:ms" if mode == "connect" or (mode != "microseconds" and precision <= 3) \
+                else "timestamp:us"
+    if kind == "timestamptz":
+        return f"tstz:{min(precision, 6)}"
     return "python"
+
+
+def codec_kinds(state: Any) -> list[str]:
+    """Per output field of a TableState (``state.spec`` order): the codec's kind for it."""
+    return [column_kind(pg_type, typmod, state.modes, convert)
+            for (pg_type, typmod), (_, _, convert, _, _) in zip(state.spec_types, state.spec, strict=True)]
+
+
+def row_codec(state: Any, width: int | None = None, keys: list[int] | None = None, *,
+              allow_python: bool = True) -> Any:
+    """A ``cdc_native.RowCodec`` for a TableState, or None when the compiled module is missing.
+
+    With ``allow_python`` (the default) the codec is given every column's Python converter: a
+    ``python`` column always goes through it, any other column for the rare texts its kind does not
+    write (infinity, BC, NaN...), inside the same call; ``encode`` then raises ``Fallback`` only for
+    rows it cannot read at all (unchanged TOAST, binary, another width). Without it, a table with a
+    ``python`` column gets None and any such text raises ``Fallback``: no per-value Python at all.
+    ``width``: the tuple's column count (checked per row when given); ``keys``: tuple indexes whose
+    texts ``encode`` also returns."""
+    module = native_module()
+    if module is None:
+        return None
+    kinds = codec_kinds(state)
+    if not allow_python and "python" in kinds:
+        return None
+    columns = [(index, orjson.dumps(name), kind, convert if allow_python else None)
+               for (index, name, convert, _, _), kind in zip(state.spec, kinds, strict=True)]
+    return module.RowCodec(columns, width, keys or [], orjson.dumps)
 
 
 class NativeRow(Mapping[str, Any]):
@@ -102,11 +164,7 @@ class RowEncoder:
         key_names = set(state.key_names)
         self._key_converters = [(name, convert) for index, name, convert, _, _ in spec if name in key_names]
         key_indexes = [index for index, name, _, _, _ in spec if name in key_names]
-        columns = []
-        for (index, name, convert, _, _), hint in zip(spec, state.native_kinds, strict=True):
-            kind = hint or _kind(convert)
-            columns.append((index, orjson.dumps(name), kind, convert if kind == "python" else None))
-        self._codec = module.RowCodec(columns, width, key_indexes, orjson.dumps)
+        self._codec = row_codec(state, width, key_indexes)
         self._state = state
 
     def encode(self, payload: bytes, pos: int) -> NativeRow | None:

@@ -20,6 +20,7 @@ from cdc.sources.postgres.defaults import NO_DEFAULT, default_value, zero
 from cdc.sources.postgres.pgoutput import UNCHANGED_TOAST
 from cdc.sources.postgres.source_info import SOURCE_SCHEMA, sequence, source_block
 from cdc.sources.postgres.types import (
+    PgType,
     TypeModes,
     TypeRegistry,
     column_kind,
@@ -83,6 +84,7 @@ class TableState:
         types.load(c.type_oid for c in columns)
         spec: list[tuple[int, str, Callable[[str], Any], Any, Any]] = []
         native_kinds: list[str | None] = []  # per spec entry: the compiled codec's own writing, if any
+        spec_types: list[tuple[PgType, int]] = []  # per spec entry: (PgType, typmod), for native_rows
         fields: list[dict[str, Any]] = []
         by_name: dict[str, dict[str, Any]] = {}
         for index, column in enumerate(columns):
@@ -95,6 +97,7 @@ class TableState:
                 continue
             convert = text_converter(pg_type, column.typmod, modes)
             native_kinds.append(native_kind(pg_type, column.typmod, modes))
+            spec_types.append((pg_type, column.typmod))
             kind = column_kind(pg_type, column.typmod)
             default = default_value(defaults.get(column.name), schema, convert, is_bool=kind == "bool")
             if default is not NO_DEFAULT:
@@ -108,6 +111,8 @@ class TableState:
             spec.append((index, column.name, convert, absent, _unavailable(kind, unavailable_placeholder, modes)))
         self._spec = tuple(spec)
         self.native_kinds = tuple(native_kinds)
+        self._spec_types = tuple(spec_types)
+        self._modes = modes
         key_names = resolve_key_columns(key_spec, [self.qualified], catalog.primary_key,
                                         [c.name for c in columns], by_name)
         key_fields = [{**by_name[k], "optional": False} for k in key_names]
@@ -127,6 +132,16 @@ class TableState:
     def spec(self) -> tuple[tuple[int, str, Callable[[str], Any], Any, Any], ...]:
         """Per output field: (tuple index, name, converter, value when absent, when unavailable)."""
         return self._spec
+
+    @property
+    def spec_types(self) -> tuple[tuple[PgType, int], ...]:
+        """Per output field, as ``spec``: the column's (PgType, typmod)."""
+        return self._spec_types
+
+    @property
+    def modes(self) -> TypeModes:
+        """The type modes the converters were chosen with."""
+        return self._modes
 
     def source(self, prefix: str, db: str, *, xid: int, commit_us: int, lsn: int,
                last_commit_lsn: int | None) -> dict[str, Any]:
