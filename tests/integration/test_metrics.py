@@ -74,6 +74,8 @@ def test_postgres_metrics_equal_what_was_written(pg_db: dict[str, str], tmp_path
             events = "debezium_metrics_TotalNumberOfEventsSeen"
             wait_until(lambda: metric(m, events, context="streaming") == 106, "106 streamed events", p)
             wait_until(lambda: (metric(m, "cdc_offsets_committed_total") or 0) > 0, "a stored offset", p)
+            # an offset stored after streamed events (the snapshot's first offset precedes every write)
+            wait_until(lambda: (metric(m, "cdc_sink_ack_latency_seconds_count") or 0) >= 1, "an acknowledged write", p)
             got = scrape(m)
     finally:
         m.close()

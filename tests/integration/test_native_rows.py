@@ -79,7 +79,8 @@ def test_same_bytes_with_and_without_the_codec(pg_db: dict[str, str], tmp_path: 
 
     monkeypatch.setattr(native_rows.RowEncoder, "encode", counting)
     sql(pg_db, "CREATE TYPE mood AS ENUM ('happy', 'sad')", TABLE,
-        "CREATE TABLE t2 (id int PRIMARY KEY, wide numeric(40,2), whole numeric(5,0), ms timestamptz(3))")
+        "CREATE TABLE t2 (id int PRIMARY KEY, wide numeric(40,2), whole numeric(5,0), ms timestamptz(3))",
+        "CREATE PUBLICATION native_pub FOR ALL TABLES")  # made here: two pipelines creating it at once race
     sinks = {True: RawSink(), False: RawSink()}
     pipelines = []
     for native in (True, False):
