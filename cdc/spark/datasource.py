@@ -44,8 +44,12 @@ log = logging.getLogger(__name__)
 READER_OPTIONS = ("source", "table", "tables", "maxrowsperbatch", "snapshotchunkrows", "parallelsnapshot", "path")
 
 
+TRANSFORM_PREFIXES = ("transforms", "predicates")  # Kafka Connect's chain: applied by the reader, not the source
+
+
 def _source_properties(options: Mapping[str, str]) -> dict[str, str]:
-    props = {k: v for k, v in options.items() if k.lower() not in READER_OPTIONS}
+    props = {k: v for k, v in options.items()
+             if k.lower() not in READER_OPTIONS and not k.startswith(TRANSFORM_PREFIXES)}
     props.setdefault("topic.prefix", "cdc")
     props.setdefault("tombstones.on.delete", "false")
     if options.get("table"):
@@ -53,6 +57,34 @@ def _source_properties(options: Mapping[str, str]) -> dict[str, str]:
     elif options.get("tables"):  # Debezium's include list: regular expressions, each matching whole names
         props.setdefault("table.include.list", options["tables"])
     return props
+
+
+def _transforms(options: Mapping[str, str]) -> Any:
+    """The query's transform chain (``.option("transforms", ...)``, Kafka Connect's names), or None.
+    Only transforms that keep Debezium's envelope fit ``format("cdc")``'s columns (Filter with its
+    predicates, ReadToInsertEvent, routers); one that replaces it stops the query at its first event."""
+    props = {k: v for k, v in options.items() if k.startswith(TRANSFORM_PREFIXES)}
+    if not props.get("transforms"):
+        return None
+    from cdc.transforms import TransformChain
+
+    return TransformChain.from_properties(props)
+
+
+def transformed(chain: Any, events: list[ChangeEvent]) -> list[ChangeEvent]:
+    if chain is None:
+        return events
+    out = chain.apply_all(events)
+    for event in out:
+        value = event.value
+        if value is not None and event.table_id and not (isinstance(value, dict) and "op" in value
+                                                         and "after" in value and "source" in value):
+            raise ConfigError(
+                f"a transform turned the change events of {event.table_id} into records without Debezium's "
+                "envelope (op, before, after, source), which format('cdc') reads",
+                fix="keep only transforms that keep the envelope here (Filter, ReadToInsertEvent, routers), and "
+                    "apply the others in Spark, or read their output topic with read_kafka_topic(envelope='unwrapped')")
+    return out
 
 
 def _build_source(options: Mapping[str, str]) -> Any:
@@ -185,6 +217,7 @@ class CdcStreamReader(DataSourceStreamReader):
             tables = {f.name: f.dataType.fieldNames() for f in after.fields}  # type: ignore[attr-defined]
         self.typed = bool(self.table or tables)  # rows as Spark types (else JSON strings)
         self._events = EventRows(self.table, columns, tables)
+        self._chain = _transforms(options)
         self._arrow_schema = arrow_schema(schema)
 
     # ---- offsets (driver) ---------------------------------------------------------------------
@@ -256,7 +289,7 @@ class CdcStreamReader(DataSourceStreamReader):
                 )
             self._open(start)
             self._prefetch = Prefetcher(self._source_stream(), lambda batch: self._events.rows(
-                batch.events, self._next_position), self._end_of, self.max_rows)
+                transformed(self._chain, batch.events), self._next_position), self._end_of, self.max_rows)
         assert self._prefetch is not None
         rows, end = self._prefetch.take(wait_s=0.5)
         if end is None:
@@ -296,7 +329,7 @@ class CdcStreamReader(DataSourceStreamReader):
         for batch in self._stream:
             # Transactions that committed before the end offset sort before it.
             events = [e for e in batch.events if e.position and e.position[:size] < end_key]
-            rows.extend(self._events.rows(events, self._next_position))
+            rows.extend(self._events.rows(transformed(self._chain, events), self._next_position))
             key = _committed_key(self._source_cls, batch.offset) if batch.offset is not None else None
             if key is not None and key >= end_key:
                 break
@@ -340,15 +373,17 @@ def read_chunk(partition: ChunkPartition, schema: Any, typed: bool, events: Even
     """A snapshot chunk on an executor: Arrow columns straight from the database when the source
     offers them and the query has typed rows; else the source's events, converted in Python."""
     source = _build_source(partition.options)
+    chain = _transforms(partition.options)
     try:
-        columnar = source.parallel_chunk_arrow(partition.plan, partition.chunk) if typed else None
+        # The columnar path hands rows over without events: with transforms, chunks go the event way.
+        columnar = source.parallel_chunk_arrow(partition.plan, partition.chunk) if typed and chain is None else None
         if columnar is not None:
             after, block = columnar
             yield from snapshot_batches(after, schema, block, partition.plan["ts_us"] // 1000,
                                         partition.chunk["table"], in_tables=events.tables is not None)
             return
         for chunk_events in source.parallel_chunk_events(partition.plan, partition.chunk):
-            rows = events.rows(chunk_events, lambda: 0)
+            rows = events.rows(transformed(chain, chunk_events), lambda: 0)
             if rows:
                 yield rows_batch(rows, schema)
     finally:
