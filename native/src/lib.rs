@@ -341,7 +341,23 @@ fn write_float4(out: &mut Vec<u8>, text: &[u8]) -> Option<()> {
         write_f64(out, f as f64);
         return Some(());
     }
-    let first = if f.abs() >= F32_MIN_NORMAL { 6 } else { 1 };
+    let normal = f.abs() >= F32_MIN_NORMAL;
+    if normal {
+        // A normal float32's shortest decimal of at most 6 digits is also its nearest 6-digit one
+        // (it lies within half an ulp, < 6e-8 relative; 6-digit steps are >= 1e-6 relative), which
+        // is what the search below starts with: take it without the search.
+        let mut buffer = ryu::Buffer::new();
+        let shortest = buffer.format_finite(f.abs());
+        let significant = shortest.bytes().take_while(|&b| b != b'e').filter(u8::is_ascii_digit)
+            .skip_while(|&b| b == b'0').collect::<Vec<u8>>();
+        let trimmed = significant.iter().rposition(|&b| b != b'0').map_or(0, |i| i + 1);
+        if trimmed <= 6 {
+            let value: f64 = shortest.parse().ok()?;
+            write_f64(out, if f < 0.0 { -value } else { value });
+            return Some(());
+        }
+    }
+    let first = if normal { 7 } else { 1 };
     let mut candidate = String::with_capacity(32);
     for digits in first..10usize {
         candidate.clear();
