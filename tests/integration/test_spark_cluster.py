@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from tests.integration.spark_fixtures import spark  # noqa: F401 - fixture
+
 pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -92,3 +94,84 @@ def test_python_runs_in_two_executors(spark_cluster: str) -> None:
     # ... with this interpreter, which has cdc.
     assert {proc["python"] for proc in processes} == {sys.executable}
     assert all(not proc["cdc"].startswith("ImportError") for proc in processes), processes
+
+
+# The driver of a streaming query on the cluster: format("cdc") -> apply_changes into Delta, until
+# the stop file appears. Executors read the snapshot's chunks; the driver reads the log.
+STREAM_DRIVER = """
+import json, sys, time
+from pathlib import Path
+from cdc.spark import register
+from cdc.spark.apply import changes_applier
+from cdc.spark.cluster import cluster_session
+
+url, props, target, checkpoint, stop = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], sys.argv[4], Path(sys.argv[5])
+spark = cluster_session(url, "cdc-cluster-stream", cores=2)
+register(spark)
+reader = spark.readStream.format("cdc").option("source", "postgres").option("table", "public.accounts")
+for key, value in props.items():
+    reader = reader.option(key, value)
+query = (reader.option("snapshotChunkRows", "2500").load().writeStream
+         .foreachBatch(changes_applier(target, ["id"], format="delta"))
+         .option("checkpointLocation", checkpoint).trigger(processingTime="1 second").start())
+print("started", flush=True)
+while not stop.exists() and query.isActive:
+    time.sleep(0.5)
+error = query.exception()
+query.stop()
+spark.stop()
+sys.exit(f"the query failed: {error}" if error else 0)
+"""
+
+
+def test_snapshot_and_stream_into_delta_on_the_cluster(spark_cluster: str, spark: Any,  # noqa: F811
+                                                      pg_db: dict[str, str], tmp_path: Path) -> None:
+    import time
+
+    import psycopg
+
+    from tests.integration.test_pg_stream import sql
+
+    sql(pg_db, "CREATE TABLE accounts (id int PRIMARY KEY, name text, amount numeric(10,2))",
+        "INSERT INTO accounts SELECT g, 'n' || g, g / 4.0 FROM generate_series(1, 10000) g")
+    props = {k: pg_db[k] for k in ("database.hostname", "database.port", "database.user", "database.dbname")}
+    props.update({"slot.name": "cluster_slot", "publication.name": "cluster_pub"})
+    target, stop = tmp_path / "target", tmp_path / "stop"
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable)
+    driver = subprocess.Popen([sys.executable, "-c", STREAM_DRIVER, spark_cluster, json.dumps(props), str(target),
+                               str(tmp_path / "ck"), str(stop)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+
+    def rows_in_target() -> list[tuple]:
+        if not (target / "_delta_log").exists():
+            return []
+        try:
+            return sorted((r["id"], r["name"], r["amount"]) for r in spark.read.format("delta").load(str(target))
+                          .collect())
+        except Exception:  # noqa: BLE001 - the first commit is not there yet
+            return []
+
+    def rows_in_table() -> list[tuple]:
+        with psycopg.connect(pg_db["dsn"]) as conn:
+            return sorted(conn.execute("SELECT id, name, amount FROM accounts").fetchall())
+
+    def wait_equal() -> None:
+        deadline = time.monotonic() + 240
+        while rows_in_target() != rows_in_table():
+            assert driver.poll() is None, f"the driver stopped:\n{driver.stderr.read()[-5000:]}"
+            assert time.monotonic() < deadline, f"{len(rows_in_target())} rows in the target, {len(rows_in_table())}"
+            time.sleep(2)
+
+    try:
+        wait_equal()
+        sql(pg_db, "UPDATE accounts SET amount = 0 WHERE id % 10 = 0", "DELETE FROM accounts WHERE id > 9900",
+            "UPDATE accounts SET id = 20000 WHERE id = 1", "INSERT INTO accounts VALUES (30000, 'new', 1)")
+        wait_equal()
+    finally:
+        stop.touch()
+        try:
+            _, err = driver.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            driver.kill()
+            _, err = driver.communicate()
+    assert driver.returncode == 0, err[-5000:]
