@@ -98,13 +98,16 @@ def stream(rows: int, profile: bool) -> None:
         reference = time.perf_counter() - started
         ours = run_ours(props, Path(tmp) / "out", rows, "no_data", "bench/profile-stream.html" if profile else None)
         python = run_ours(props, Path(tmp) / "out-py", rows, "no_data", None, slot="bench_py", native=False)
+    report(f"stream ({_codec()})", rows, ours, reference, "pg_recvlogical")
+    report("stream (Python path)", rows, python, reference, "pg_recvlogical")
+
+
+def _codec() -> str:
     try:
         import cdc_native  # noqa: F401
-        codec = "with the compiled row codec"
     except ImportError:
-        codec = "cdc_native NOT installed: both runs are the Python path"
-    report(f"stream ({codec})", rows, ours, reference, "pg_recvlogical")
-    report("stream (Python path)", rows, python, reference, "pg_recvlogical")
+        return "cdc_native NOT installed: both runs are the Python path"
+    return "with the compiled row codec"
 
 
 def snapshot(rows: int, profile: bool) -> None:
@@ -119,7 +122,9 @@ def snapshot(rows: int, profile: bool) -> None:
                        check=True, stdout=subprocess.DEVNULL)
         reference = time.perf_counter() - started
         ours = run_ours(props, Path(tmp) / "out", rows, "initial_only", "bench/profile-snapshot.html" if profile else None)
-    report("snapshot", rows, ours, reference, "COPY TO STDOUT (psql)")
+        python = run_ours(props, Path(tmp) / "out-py", rows, "initial_only", None, slot="bench_py", native=False)
+    report(f"snapshot ({_codec()})", rows, ours, reference, "COPY TO STDOUT (psql)")
+    report("snapshot (Python path)", rows, python, reference, "COPY TO STDOUT (psql)")
 
 
 def memory(rows: int) -> None:

@@ -730,7 +730,75 @@ impl RowCodec {
                 _ => return Err(fallback("a malformed tuple")),
             }
         }
-        let mut out: Vec<u8> = Vec::with_capacity(64 + (at - pos) * 2);
+        let (json, keys) = self.write_row(py, &values, at - pos)?;
+        Ok((json, keys, at))
+    }
+
+    /// `(row struct JSON, key texts)` for one row of `COPY ... TO STDOUT` in text format (the line
+    /// without its newline): tab-separated fields, `\N` for NULL, backslash escapes; the same
+    /// texts pgoutput sends, so the same column writers. `Fallback` for a row for the Python path.
+    fn encode_copy<'py>(&self, py: Python<'py>, line: &[u8])
+                        -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyTuple>)> {
+        let mut owned: Vec<Option<Vec<u8>>> = Vec::new(); // unescaped fields, where a field had escapes
+        let mut spans: Vec<Option<(usize, usize)>> = Vec::new();
+        for field in line.split(|&b| b == b'\t') {
+            let start = field.as_ptr() as usize - line.as_ptr() as usize;
+            if field == b"\\N" {
+                spans.push(None);
+                owned.push(None);
+            } else if field.contains(&b'\\') {
+                owned.push(Some(unescape_copy(field)));
+                spans.push(Some((start, start + field.len())));
+            } else {
+                owned.push(None);
+                spans.push(Some((start, start + field.len())));
+            }
+        }
+        if self.width.is_some_and(|w| w != spans.len()) || spans.len() < self.min_width {
+            return Err(fallback("the row's width is not the table's"));
+        }
+        let values: Vec<Option<&[u8]>> = spans
+            .iter()
+            .zip(owned.iter())
+            .map(|(span, own)| match (span, own) {
+                (None, _) => None,
+                (Some(_), Some(buffer)) => Some(buffer.as_slice()),
+                (Some((a, b)), None) => Some(&line[*a..*b]),
+            })
+            .collect();
+        self.write_row(py, &values, line.len())
+    }
+}
+
+/// A COPY text field with its backslash escapes resolved (\b \f \n \r \t \v, else the
+/// character itself; COPY TO writes no octal or hex escapes).
+fn unescape_copy(field: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(field.len());
+    let mut bytes = field.iter();
+    while let Some(&b) = bytes.next() {
+        if b != b'\\' {
+            out.push(b);
+            continue;
+        }
+        match bytes.next() {
+            Some(b'b') => out.push(0x08),
+            Some(b'f') => out.push(0x0c),
+            Some(b'n') => out.push(b'\n'),
+            Some(b'r') => out.push(b'\r'),
+            Some(b't') => out.push(b'\t'),
+            Some(b'v') => out.push(0x0b),
+            Some(&other) => out.push(other),
+            None => out.push(b'\\'),
+        }
+    }
+    out
+}
+
+impl RowCodec {
+    /// The row struct's JSON and the key texts from the row's values (None for NULL).
+    fn write_row<'py>(&self, py: Python<'py>, values: &[Option<&[u8]>], size: usize)
+                      -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyTuple>)> {
+        let mut out: Vec<u8> = Vec::with_capacity(64 + size * 2);
         for column in &self.columns {
             out.extend_from_slice(&column.prefix);
             match values[column.index] {
@@ -747,7 +815,7 @@ impl RowCodec {
             .iter()
             .map(|&k| values[k].map(|t| PyString::new(py, std::str::from_utf8(t).unwrap_or(""))))
             .collect();
-        Ok((PyBytes::new(py, &out), PyTuple::new(py, keys)?, at))
+        Ok((PyBytes::new(py, &out), PyTuple::new(py, keys)?))
     }
 }
 

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from cdc.sources.postgres import types as pg_types
+from cdc.sources.postgres.snapshot import parse_line
 
 log = logging.getLogger(__name__)
 
@@ -175,6 +176,17 @@ class RowEncoder:
         keys = {name: None if text is None else convert(text)
                 for (name, convert), text in zip(self._key_converters, key_texts, strict=True)}
         return NativeRow(json, keys, lambda: self._decode(payload, pos))
+
+    def copy_row(self, line: bytes) -> Mapping[str, Any]:
+        """One row of a snapshot's ``COPY ... TO STDOUT`` (text, without its newline): a NativeRow, or
+        the row decoded the Python way when the codec does not take it."""
+        try:
+            json, key_texts = self._codec.encode_copy(line)
+        except self._fallback:
+            return self._state.row(parse_line(line.decode()))
+        keys = {name: None if text is None else convert(text)
+                for (name, convert), text in zip(self._key_converters, key_texts, strict=True)}
+        return NativeRow(json, keys, lambda: self._state.row(parse_line(line.decode())))
 
     def _decode(self, payload: bytes, pos: int) -> dict[str, Any]:
         from cdc.sources.postgres.pgoutput import _Reader

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import psycopg
 from psycopg import pq, sql
@@ -31,8 +32,9 @@ def parse_line(line: str) -> list[str | None]:
 
 
 def copy_rows(conn: psycopg.Connection, schema: str, table: str, columns: Sequence[str],
-              where: str | None = None, batch_rows: int = 10_000) -> Iterator[list[list[str | None]]]:
-    """Rows of ``schema.table`` as lists of text values (None = NULL), in batches.
+              where: str | None = None, batch_rows: int = 10_000, raw: bool = False) -> Iterator[list[Any]]:
+    """Rows of ``schema.table`` as lists of text values (None = NULL), in batches; ``raw``: each row
+    as its COPY line (bytes without the newline), for the compiled codec.
 
     Reads at libpq level: the server sends one CopyData message per row, and psycopg's
     ``Copy`` iterator costs several microseconds per message, as much as the rest of a row.
@@ -42,11 +44,11 @@ def copy_rows(conn: psycopg.Connection, schema: str, table: str, columns: Sequen
         sql.Identifier(schema, table),
         sql.SQL(" WHERE " + where) if where else sql.SQL(""),
     )
-    return copy_select(conn, select, f"{schema}.{table}", batch_rows)
+    return copy_select(conn, select, f"{schema}.{table}", batch_rows, raw)
 
 
 def copy_select(conn: psycopg.Connection, select: sql.Composable, label: str,
-                batch_rows: int = 10_000) -> Iterator[list[list[str | None]]]:
+                batch_rows: int = 10_000, raw: bool = False) -> Iterator[list[Any]]:
     """Rows of any SELECT, through COPY, as :func:`copy_rows` gives them; ``label`` names it in errors."""
     query = sql.SQL("COPY ({}) TO STDOUT").format(select).as_bytes(conn)
     pgconn = conn.pgconn
@@ -58,13 +60,14 @@ def copy_select(conn: psycopg.Connection, select: sql.Composable, label: str,
             pass
         raise psycopg.OperationalError(f"COPY of {label} failed: {message.strip()}")
     get_copy_data = pgconn.get_copy_data
-    batch: list[list[str | None]] = []
+    batch: list[Any] = []
     append = batch.append
     while True:
         nbytes, data = get_copy_data(0)
         if nbytes <= 0:
             break
-        append(parse_line(bytes(data)[:-1].decode()))  # each message is one row ending in \n
+        line = bytes(data)[:-1]  # each message is one row ending in \n
+        append(line if raw else parse_line(line.decode()))
         if len(batch) >= batch_rows:
             yield batch
             batch = []

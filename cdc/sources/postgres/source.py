@@ -53,6 +53,7 @@ from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres import pgoutput as po
 from cdc.sources.postgres.config import POSTGRES_OPTIONS
 from cdc.sources.postgres.connection import ConnectionSettings, one, with_retries
+from cdc.sources.postgres.native_rows import encoder_for
 from cdc.sources.postgres.position import PgPosition
 from cdc.sources.postgres.replication import (
     IDLE,
@@ -456,14 +457,16 @@ class PostgresSource:
                 progress = TableProgress(table.qualified, estimates.get(table.oid), progress_mode)
                 marks.start_table()
                 names = [c.name for c in table.columns]
-                for rows in copy_rows(conn, table.schema, table.name, names, batch_rows=fetch):
+                # The compiled codec takes COPY's lines as they come (native_rows.py), else Python.
+                native = encoder_for(state, len(names)) if self.native_rows else None
+                for rows in copy_rows(conn, table.schema, table.name, names, batch_rows=fetch, raw=native is not None):
                     events: list[ChangeEvent] = []
                     ts = now_ts()
                     # One source block per batch; rows flagged first/last get their own copy.
                     shared = source_block(self.prefix, self.settings.dbname, table.schema, table.name,
                                           ts_us=ts[1], snapshot="true", tx_id=xmin, lsn=lsn)
                     envelope = state.envelope
-                    row = state.row
+                    row: Any = native.copy_row if native is not None else state.row
                     for values in rows:
                         seq += 1
                         marks.hold(envelope.event(OP_READ, None, row(values), marks.source(shared),
@@ -507,8 +510,6 @@ class PostgresSource:
             table = cat.CatalogTable(message.relid, message.namespace, message.name, message.replica_identity, (), ())
         state = self._table_state(table, message.columns)
         if self.native_rows:
-            from cdc.sources.postgres.native_rows import encoder_for
-
             state.native = encoder_for(state, len(message.columns))
         return state
 
