@@ -65,3 +65,59 @@ def test_mariadb_into_spark_with_restart(spark: Any, mysql_server: dict[str, Any
     finally:
         query.stop()
     assert (300, "after restart", Decimal("3.00")) in target_rows(spark, target, "parquet")
+
+
+def test_mariadb_snapshot_in_parallel_chunks_under_a_writer(spark: Any, mysql_server: dict[str, Any],  # noqa: F811
+                                                            mysql_db: dict[str, str], tmp_path: Path) -> None:
+    """The snapshot cut into key chunks read by the executors while a writer changes rows all over the
+    key range; the stream from the schema's binlog position brings every change since: the target
+    ends equal to the table."""
+    import threading
+    import time
+
+    from cdc.spark.apply import changes_applier
+    from cdc.spark.session import delta_available
+
+    if not delta_available(spark):
+        pytest.fail("Delta jars are not on the classpath (scripts/spark-jars.sh)")
+    db = mysql_db["db"]
+    sql(mysql_server, db, "CREATE TABLE accounts (id int PRIMARY KEY, name varchar(20), amount decimal(10,2))",
+        "INSERT INTO accounts SELECT seq, CONCAT('n', seq), seq * 1.5 FROM seq_1_to_20000")
+    stop = threading.Event()
+
+    def writer() -> None:
+        conn = pymysql.connect(**mysql_server, database=db, autocommit=True)
+        n = 0
+        try:
+            with conn.cursor() as cur:
+                while not stop.is_set():
+                    n += 1
+                    cur.execute("UPDATE accounts SET amount = amount + 1 WHERE id = %s", ((n * 7919) % 20000 + 1,))
+                    cur.execute("DELETE FROM accounts WHERE id = %s", ((n * 104729) % 20000 + 1,))
+                    cur.execute("INSERT INTO accounts VALUES (%s, 'w', %s) ON DUPLICATE KEY UPDATE name = 'again'",
+                                (20000 + n, n))
+                    time.sleep(0.002)
+        finally:
+            conn.close()
+
+    reader = spark.readStream.format("cdc").option("source", "mysql").option("table", f"{db}.accounts")
+    for key in ("database.hostname", "database.port", "database.user", "database.password", "database.server.id",
+                "database.include.list"):
+        reader = reader.option(key, mysql_db[key])
+    reader = (reader.option("schema.history.internal.file.filename", str(tmp_path / "history.jsonl"))
+              .option("snapshotChunkRows", "3000"))
+    target = tmp_path / "target"
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        query = (reader.load().writeStream.foreachBatch(changes_applier(str(target), ["id"], format="delta"))
+                 .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(processingTime="1 second")
+                 .start())
+        time.sleep(8)  # the writer runs through the snapshot's chunks
+    finally:
+        stop.set()
+        thread.join()
+    try:
+        wait_equal(lambda: target_rows(spark, target, "delta"), lambda: source_rows(mysql_server, db), timeout=180)
+    finally:
+        query.stop()

@@ -48,7 +48,7 @@ from cdc.core.snapshot_mode import Plan, decide, normalize
 from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt, restart_marker
 from cdc.core.source import SourceSettings
 from cdc.sources.mysql import binlog as bl
-from cdc.sources.mysql import chunks
+from cdc.sources.mysql import chunks, parallel
 from cdc.sources.mysql import snapshot as snap
 from cdc.sources.mysql.config import HISTORY_CLASSES, MYSQL_OPTIONS
 from cdc.sources.mysql.connection import (
@@ -190,6 +190,58 @@ class MySqlSource:
 
     def stream(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
         yield from self._run(offset)
+
+    # ---- Spark: the snapshot in chunks read by executors (cdc.sources.mysql.parallel) -----------
+
+    def plan_parallel_snapshot(self, chunk_rows: int) -> dict[str, Any] | None:
+        """Record the schema at a binlog position (the history the stream decodes with) and cut every
+        captured table into key chunks; the stream starts at that position. None when snapshot.mode
+        takes no snapshot here: the stream starts as it would without Spark."""
+        conn = self._control_conn()
+        self.info = server_checks(conn, self.settings)
+        self._source_schema = source_schema(self.flavor)
+        self._schema_events = SchemaChangeEvents(self.prefix, self.flavor, self._source_schema)
+        decision = decide(self.snapshot_mode, None, log_reaches=False)
+        if decision.plan is not Plan.SNAPSHOT or decision.then_stop:
+            return None
+        for _ in self._snapshot(with_data=False, final=False):  # the schema, into the history
+            pass
+        assert self._position is not None and self._schema is not None
+        chunks_: list[parallel.Chunk] = []
+        for database, table in sorted(self._captured_tables(conn)):
+            model = self._schema.table(database, table)
+            key = list(model.primary_key) if model is not None else []
+            bounds = parallel.chunk_bounds(conn, database, table, key, chunk_rows) if key else []
+            if not parallel.plain_values(bounds):
+                bounds = []
+            chunks_ += parallel.table_chunks(database, table, key, bounds)
+        log.info("snapshot of %d tables in %d chunks, streaming from binlog %s:%s", len({c["table"] for c in chunks_}),
+                 len(chunks_), self._position["file"], self._position["pos"])
+        return {"chunks": chunks_, "ts_us": now_ts()[1], "file": self._position["file"], "pos": self._position["pos"],
+                "stream_from": self._offset(self._position)}
+
+    def release_parallel_snapshot(self) -> None:
+        """Nothing is held: the chunks are read as the tables are now."""
+
+    def parallel_chunk_arrow(self, plan: dict[str, Any], chunk: parallel.Chunk) -> None:
+        return None  # no columnar reader for MySQL here: the Python converters
+
+    def parallel_chunk_events(self, plan: dict[str, Any], chunk: parallel.Chunk) -> Iterator[list[ChangeEvent]]:
+        """The chunk's rows as read events (on an executor), with the table's schema as it is now."""
+        database, _, table = chunk["table"].partition(".")
+        self.table_schema(chunk["table"])  # reads the server's description of the table
+        state = self._state(database, table)
+        assert state is not None
+        ts_ms = plan["ts_us"] // 1000
+        conn = self._control_conn()
+        file_index = position_key(plan["file"], 0)[0]
+        shared = source_block(self.flavor, self.prefix, database, table, ts_ms=ts_ms, server_id=0,
+                              file=plan["file"], pos=plan["pos"], snapshot="true")
+        for rows in snap.select_rows(conn, database, table, self.config.get("snapshot.fetch.size"),
+                                     parallel.condition(conn, chunk)):
+            ts = now_ts()
+            yield [state.envelope.event(OP_READ, None, state.row(values), dict(shared),
+                                        position=(file_index, plan["pos"], 0, 0), ts=ts) for values in rows]
 
     def captured_tables(self) -> list[str]:
         """The tables this configuration captures (database/table include lists), as they are now, by name."""
