@@ -76,6 +76,8 @@ def test_postgres_metrics_equal_what_was_written(pg_db: dict[str, str], tmp_path
             wait_until(lambda: (metric(m, "cdc_offsets_committed_total") or 0) > 0, "a stored offset", p)
             # an offset stored after streamed events (the snapshot's first offset precedes every write)
             wait_until(lambda: (metric(m, "cdc_sink_ack_latency_seconds_count") or 0) >= 1, "an acknowledged write", p)
+            # the slot's state is sampled every metrics.lag.interval.ms: the last sample may predate streaming
+            wait_until(lambda: metric(m, "cdc_postgres_slot_active") == 1, "the slot sampled as active", p)
             got = scrape(m)
     finally:
         m.close()
