@@ -18,6 +18,14 @@ value; no snapshot row follows a newer streamed change of the same key. The prog
 left, each with its last key and upper bound) is in ``state()``; the source puts it in every
 offset, so a restart continues after the last chunk whose window closed before the stored
 offset. Chunks read but not closed are read again; nothing before them is.
+
+Replay (Spark): a micro-batch planned before a crash is read again from the log, and must hold
+the chunks it held the first time. A reader that may replay sets ``run``: the chunk ids carry it
+and the watermarks carry each chunk's description (``cdc.chunk``: table, key columns, bounds);
+the state names the open window, so a micro-batch never ends inside one. In ``replay_run`` mode
+no chunk is started: the windows of that run found in the log are opened and closed again, each
+chunk re-read over the same key range and de-duplicated against the changes streamed inside the
+same window. The rows hold the values of the re-read (later changes follow in the log).
 """
 from __future__ import annotations
 
@@ -101,12 +109,17 @@ class Window:
     exhausted: bool  # fewer rows than asked: the table is done when this window closes
     open: bool = False
     dropped: int = 0  # buffered rows superseded by streamed changes
+    changed: set[tuple[Any, ...]] | None = None  # replay: keys streamed inside the window (read at the close)
+    first_key: list[Any] | None = None  # replay: the chunk's rows have keys above this one
+
+
+CHUNK_DATA = "cdc.chunk"  # the watermarks' field describing the chunk (written when ``run`` is set)
 
 
 @dataclass
 class IncrementalSnapshot:
     reader: ChunkReader
-    write_watermark: Callable[[str, str], None]
+    write_watermark: Callable[[str, str, dict[str, Any] | None], None]  # (kind, chunk id, extra data)
     chunk_size: int = 1024
     tables: list[TableTask] = field(default_factory=list)
     paused: bool = False
@@ -116,14 +129,20 @@ class IncrementalSnapshot:
     rows_emitted: int = 0
     rows_dropped: int = 0
     on_table_done: Callable[[str], None] | None = None
+    run: str = ""  # set by a reader that may replay (Spark): chunk ids and watermarks describe the chunks
+    replay_run: str | None = None  # replaying: re-read the chunks of this run found in the log, start none
+    replayed_chunks: int = 0
 
     # ---- state in the offset --------------------------------------------------------------
 
     def state(self) -> dict[str, Any] | None:
         if not self.tables and not self.paused:
             return None
-        return {"id": self.snapshot_id, "paused": self.paused, "chunk": self.chunk_no,
-                "tables": [t.to_dict() for t in self.tables]}
+        state = {"id": self.snapshot_id, "paused": self.paused, "chunk": self.chunk_no,
+                 "tables": [t.to_dict() for t in self.tables]}
+        if self.run and self.window is not None and self.window.open:
+            state["window"] = self.window.chunk_id  # not a place to end a replayable micro-batch
+        return state
 
     def restore(self, state: dict[str, Any] | None) -> None:
         self.window = None
@@ -189,6 +208,8 @@ class IncrementalSnapshot:
 
     def start_chunk(self) -> None:
         """Open the next chunk's window: watermark, read, watermark. Skips tables that fail."""
+        if self.replay_run is not None:
+            return  # the log holds the windows to read again
         while self.wants_chunk:
             task = self.tables[0]
             try:
@@ -200,10 +221,14 @@ class IncrementalSnapshot:
                     self._finish(task)
                     continue
                 self.chunk_no += 1
-                chunk_id = f"{self.chunk_no}.{new_id()[:20]}"  # unique across restarts; fits varchar(42)
-                self.write_watermark(WINDOW_OPEN, chunk_id)
+                # unique across restarts; fits varchar(42) with its -open / -close suffix
+                chunk_id = f"{self.chunk_no}.{self.run}.{new_id()[:12]}" if self.run else \
+                    f"{self.chunk_no}.{new_id()[:20]}"
+                self.write_watermark(WINDOW_OPEN, chunk_id, self._open_data(task))
                 rows = self.reader.read(task, self.chunk_size)
-                self.write_watermark(WINDOW_CLOSE, chunk_id)
+                last_key = rows[-1][0] if rows else task.last_key
+                self.write_watermark(WINDOW_CLOSE, chunk_id, {CHUNK_DATA: {
+                    "to": last_key, "exhausted": len(rows) < self.chunk_size}} if self.run else None)
             except ChunkError as exc:
                 log.error("incremental snapshot of %s skipped: %s", task.table, exc)
                 self.tables.pop(0)
@@ -214,9 +239,14 @@ class IncrementalSnapshot:
                 key = event_key(event, columns)
                 if key is not None:
                     buffer[key] = event
-            self.window = Window(chunk_id, task, columns, buffer, rows[-1][0] if rows else task.last_key,
-                                 exhausted=len(rows) < self.chunk_size)
+            self.window = Window(chunk_id, task, columns, buffer, last_key, exhausted=len(rows) < self.chunk_size)
             return
+
+    def _open_data(self, task: TableTask) -> dict[str, Any] | None:
+        if not self.run:
+            return None  # Debezium's watermark row, nothing more
+        return {CHUNK_DATA: {"table": task.table, "condition": task.condition, "surrogate_key": task.surrogate_key,
+                             "key_columns": task.key_columns, "max_key": task.max_key, "from": task.last_key}}
 
     def _finish(self, task: TableTask) -> None:
         if self.tables and self.tables[0] is task:
@@ -231,7 +261,11 @@ class IncrementalSnapshot:
         if window is None or not window.open or event.table_id != window.task.table:
             return
         key = event_key(event, window.columns)
-        if key is not None and window.buffer.pop(key, None) is not None:
+        if key is None:
+            return
+        if window.changed is not None:
+            window.changed.add(key)
+        elif window.buffer.pop(key, None) is not None:
             window.dropped += 1
 
     @property
@@ -239,8 +273,10 @@ class IncrementalSnapshot:
         window = self.window
         return window.task.table if window is not None and window.open else None
 
-    def on_watermark(self, kind: str, chunk_id: str) -> list[ChangeEvent]:
+    def on_watermark(self, kind: str, chunk_id: str, data: dict[str, Any] | None = None) -> list[ChangeEvent]:
         """A watermark read from the stream; returns the events to emit now (at the close)."""
+        if self.replay_run is not None:
+            self._replay_watermark(kind, chunk_id, (data or {}).get(CHUNK_DATA))
         window = self.window
         if window is None or window.chunk_id != chunk_id:
             return []  # an earlier run's, or a stopped chunk's
@@ -258,3 +294,58 @@ class IncrementalSnapshot:
         if window.exhausted:
             self._finish(task)
         return events
+
+    # ---- replay ----------------------------------------------------------------------------------
+
+    def _replay_watermark(self, kind: str, chunk_id: str, chunk: dict[str, Any] | None) -> None:
+        """Replaying: a window of the replayed run opens again (its task as the watermark describes
+        it), or closes: its chunk is read again over the same key range, less the keys streamed
+        inside the window, into the buffer that ``on_watermark`` then emits."""
+        parts = chunk_id.split(".")
+        if len(parts) != 3 or parts[1] != self.replay_run or not isinstance(chunk, dict):
+            return  # another run's window: the replayed micro-batch did not hold its rows
+        if kind == WINDOW_OPEN:
+            task = self._replay_task(chunk)
+            self.chunk_no = int(parts[0])
+            self.window = Window(chunk_id, task, tuple(task.key_columns or ()), {}, None, exhausted=False,
+                                 changed=set(), first_key=task.last_key)
+            return
+        window = self.window
+        if kind != WINDOW_CLOSE or window is None or window.chunk_id != chunk_id or window.changed is None:
+            return
+        window.last_key, window.exhausted = chunk.get("to"), bool(chunk.get("exhausted"))
+        task = window.task
+        if window.last_key is not None and window.last_key != window.first_key:
+            bounded = TableTask(task.table, task.condition, task.surrogate_key, task.key_columns,
+                                max_key=window.last_key, last_key=window.first_key, started=True)
+            try:
+                rows = self.reader.read(bounded, 2**31 - 1)
+            except ChunkError as exc:
+                log.error("replaying chunk %s of %s: %s", chunk_id, task.table, exc)
+                rows = []
+            for _, event in rows:
+                key = event_key(event, window.columns)
+                if key is None:
+                    continue
+                if key in window.changed:
+                    window.dropped += 1
+                else:
+                    window.buffer[key] = event
+        window.changed = None
+        self.replayed_chunks += 1
+
+    def _replay_task(self, chunk: dict[str, Any]) -> TableTask:
+        """The queued task a replayed window belongs to, set as it was when the window opened;
+        tables queued before it were done by then."""
+        name = chunk.get("table")
+        index = next((i for i, t in enumerate(self.tables) if t.table == name), None)
+        if index is None:  # queued by a signal the log does not hold (the file or Kafka channel)
+            self.tables.insert(0, TableTask(str(name)))
+            index = 0
+        for task in self.tables[:index]:
+            self._finish(task)
+        task = self.tables[0]
+        task.condition, task.surrogate_key = chunk.get("condition"), chunk.get("surrogate_key")
+        task.key_columns, task.max_key = chunk.get("key_columns"), chunk.get("max_key")
+        task.last_key, task.started = chunk.get("from"), True
+        return task

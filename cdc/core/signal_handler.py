@@ -115,10 +115,11 @@ class SignalHandler:
             return
         self.on_signal(signal, events, position)
 
-    def watermark(self, kind: str, chunk_id: str, events: list[ChangeEvent], position: tuple[int, ...]) -> None:
+    def watermark(self, kind: str, chunk_id: str, events: list[ChangeEvent], position: tuple[int, ...],
+                  data: dict[str, Any] | None = None) -> None:
         """A chunk's window opens or closes (a watermark row read from the stream, or a read-only
         bound the stream has passed); a closing window's rows are appended to ``events``."""
-        out = self.incremental.on_watermark(kind, chunk_id)
+        out = self.incremental.on_watermark(kind, chunk_id, data)
         for index, event in enumerate(out):
             event.position = (*position, index)
         events.extend(out)
@@ -128,7 +129,7 @@ class SignalHandler:
         incremental = self.incremental
         try:
             if signal.type in sig.WATERMARKS:
-                self.watermark(signal.type, signal.id.rsplit("-", 1)[0], events, position)
+                self.watermark(signal.type, signal.id.rsplit("-", 1)[0], events, position, signal.data)
                 return
             log.info("signal %r (%s) from channel %s: %s", signal.id, signal.type, signal.channel, signal.data)
             if signal.type == sig.EXECUTE_SNAPSHOT:

@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import re
+import time
 import uuid
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -187,6 +188,12 @@ def matching(patterns: tuple[str, ...], tables: list[str]) -> list[str]:
 
 def new_id() -> str:
     return uuid.uuid4().hex
+
+
+def watermark_data(kind: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A watermark row's data as Debezium writes it (the window's time), plus ``extra``."""
+    key = "openWindowTimestamp" if kind == WINDOW_OPEN else "closeWindowTimestamp"
+    return {key: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **(extra or {})}
 
 
 # ---- file channel -----------------------------------------------------------------------------

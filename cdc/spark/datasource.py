@@ -14,7 +14,11 @@
 
 Spark's checkpoint holds the offsets, so a query stopped (or killed) and started again resumes
 from its checkpoint; the source's log is only released on ``commit``, so what the checkpoint
-needs is still there. Options: ``source`` (a registered source plugin), ``table`` (one
+needs is still there. Incremental snapshots (signals) run in the driver's stream; each offset
+names the run that read it (``chunk_run``), micro-batches never end inside a chunk's window, and a
+replayed micro-batch reads the same chunks again (cdc.core.incremental, "Replay").
+
+Options: ``source`` (a registered source plugin), ``table`` (one
 captured table: ``before``/``after`` get its real Spark types; without it they are JSON
 strings and every captured table is read), ``maxRowsPerBatch``, ``snapshotChunkRows`` (rows per
 snapshot chunk, 100,000), ``parallelSnapshot`` (true), and the source's own options under their
@@ -35,6 +39,7 @@ from cdc import registry
 from cdc.config import CORE_OPTIONS, Config
 from cdc.core.errors import ConfigError, SourceError
 from cdc.core.records import ChangeEvent
+from cdc.core.signals import new_id
 from cdc.spark.arrow_events import EventRows, arrow_schema, rows_batch, snapshot_batches
 from cdc.spark.prefetch import Prefetcher
 from cdc.spark.schema import event_schema, struct_type_of
@@ -140,11 +145,17 @@ def _source_offset(offset: dict[str, Any]) -> dict[str, Any] | None:
         return None
     if "plan" in offset:  # the snapshot was read in chunks: the stream starts where it was taken
         return dict(offset["plan"]["stream_from"])
-    return {k: v for k, v in offset.items() if k != "seq"}
+    return {k: v for k, v in offset.items() if k not in READER_OFFSET_KEYS}
+
+
+READER_OFFSET_KEYS = ("seq", "chunk_run")  # ours, not the source's
 
 
 def _snapshot_batch(events: list[ChangeEvent]) -> bool:
-    return bool(events) and all(e.value is not None and e.value.get("op") == "r" for e in events)
+    """Rows of an initial snapshot read on the driver (not an incremental snapshot's chunk: those
+    come between transactions, where a micro-batch may end and be replayed)."""
+    return bool(events) and all(e.value is not None and e.value.get("op") == "r"
+                                and (e.value.get("source") or {}).get("snapshot") != "incremental" for e in events)
 
 
 # How a source's offsets are compared: the source class declares ``POSITION_KEYS`` (the offset
@@ -205,6 +216,7 @@ class CdcStreamReader(DataSourceStreamReader):
         self._prefetch: Prefetcher | None = None  # reads self._stream in a thread (cdc.spark.prefetch)
         self._at: dict[str, Any] | None = None
         self._seq = 0
+        self._run = ""  # the open stream's incremental-snapshot run (cdc.core.incremental, "Replay")
         self._pending: dict[str, RowsPartition | None] = {}  # end offset -> what latestOffset read
         columns = None
         tables: dict[str, list[str]] | None = None
@@ -308,7 +320,9 @@ class CdcStreamReader(DataSourceStreamReader):
         a large snapshot read on the driver, after a piece of it (good for this stream only: see
         the check in _read)."""
         if batch.offset is not None and _committed_key(self._source_cls, batch.offset) is not None:
-            return {**batch.offset, "seq": self._seq}
+            if (batch.offset.get("incremental") or {}).get("window"):
+                return None  # inside an incremental chunk's window: its rows come at the close
+            return {**batch.offset, "seq": self._seq, "chunk_run": self._run}
         if batch.offset is None and rows_since_end >= self.max_rows and _snapshot_batch(batch.events):
             return {"in_snapshot": True, "seq": self._seq}
         return None
@@ -320,7 +334,7 @@ class CdcStreamReader(DataSourceStreamReader):
             raise SourceError("a micro-batch of the initial snapshot cannot be replayed",
                               fix="delete the checkpoint folder to take a new snapshot")
         self._close()
-        self._open(start)
+        self._open(start, replay_run=str(end.get("chunk_run") or ""))
         assert self._stream is not None
         end_key = _committed_key(self._source_cls, end)
         assert end_key is not None, end
@@ -333,7 +347,15 @@ class CdcStreamReader(DataSourceStreamReader):
             key = _committed_key(self._source_cls, batch.offset) if batch.offset is not None else None
             if key is not None and key >= end_key:
                 break
-        if self._seq != end.get("seq", self._seq):
+        replayed = getattr(getattr(self._source, "incremental", None), "replayed_chunks", 0)
+        if self._seq != end.get("seq", self._seq) and replayed:
+            # chunks read again hold the rows as they are now (rows deleted since are gone, rows
+            # inserted since are there); the changes after them follow in the log
+            log.warning("replayed micro-batch %s..%s read %d incremental-snapshot chunks again: %d rows, %d the first "
+                        "time", start.get("seq"), end.get("seq"), replayed, self._seq - start.get("seq", 0),
+                        end.get("seq", 0) - start.get("seq", 0))
+            self._seq = int(end.get("seq", self._seq))
+        elif self._seq != end.get("seq", self._seq):
             raise SourceError(f"replaying offsets {start} to {end} gave {self._seq - start.get('seq', 0)} rows, "
                               f"not {end.get('seq', 0) - start.get('seq', 0)}",
                               fix="the source log changed under the checkpoint; delete the checkpoint to start over")
@@ -348,9 +370,18 @@ class CdcStreamReader(DataSourceStreamReader):
     def _partition(self, rows: list[tuple]) -> RowsPartition | None:
         return RowsPartition(rows_batch(rows, self._arrow_schema)) if rows else None
 
-    def _open(self, start: dict[str, Any]) -> None:
+    def _open(self, start: dict[str, Any], replay_run: str | None = None) -> None:
+        """A stream from ``start``; replaying, it reads the incremental chunks of ``replay_run`` again
+        and starts none, else its chunks carry a new run id."""
         self._close()
         self._source = _build_source(self.options)
+        incremental = getattr(self._source, "incremental", None)
+        if incremental is not None:
+            if replay_run is not None:
+                incremental.replay_run = replay_run
+            else:
+                self._run = new_id()[:8]
+                incremental.run = self._run
         self._seq = int(start.get("seq", 0))
         self._stream = iter(self._source.stream(_source_offset(start)))
         self._at = start

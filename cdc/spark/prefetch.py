@@ -4,7 +4,9 @@ Spark runs micro-batches one after another: without this, the driver decodes the
 two batches, and decoding and applying never overlap. The thread turns each batch of the source
 into rows and marks where a micro-batch may end (between transactions, or after a large enough
 piece of a snapshot read on the driver); ``take`` hands over what is buffered up to such a mark.
-It stops reading while twice a micro-batch is waiting, so memory stays bounded.
+It stops reading while twice a micro-batch is waiting past an end mark, so memory stays bounded;
+rows with no end mark after them (a transaction, or an incremental chunk's window, larger than
+that) are read on, since the micro-batch that takes them must hold them all.
 """
 from __future__ import annotations
 
@@ -58,7 +60,7 @@ class Prefetcher:
                     self._pieces.append(Piece(rows, end))
                     self._buffered += len(rows)
                     self._cond.notify_all()
-                    while self._buffered >= 2 * self._max_rows and not self._stopped:
+                    while self._buffered >= 2 * self._max_rows and not self._stopped and self._has_end():
                         self._cond.wait(0.5)
                     if self._stopped:
                         return
@@ -68,12 +70,15 @@ class Prefetcher:
             self.finished = True
             self._cond.notify_all()
 
+    def _has_end(self) -> bool:
+        return any(p.end is not None for p in self._pieces)
+
     def take(self, wait_s: float) -> tuple[list[tuple], dict[str, Any] | None]:
         """The buffered rows up to the last end mark (at most about ``max_rows``: the first mark past
         them), waiting up to ``wait_s`` for a first mark; (rows, None) when there is none."""
         with self._cond:
             self._cond.wait_for(lambda: self._error is not None or self.finished
-                                or any(p.end is not None for p in self._pieces), wait_s)
+                                or self._has_end(), wait_s)
             if self._error is not None:
                 raise self._error
             count, last = 0, -1

@@ -48,9 +48,11 @@ class Log:
 
     def __init__(self) -> None:
         self.marks: list[tuple[str, str]] = []
+        self.data: dict[tuple[str, str], dict[str, Any] | None] = {}
 
-    def write(self, kind: str, chunk_id: str) -> None:
+    def write(self, kind: str, chunk_id: str, data: dict[str, Any] | None = None) -> None:
         self.marks.append((kind, chunk_id))
+        self.data[kind, chunk_id] = data
 
 
 def run_chunk(snap: IncrementalSnapshot, log: Log, during: list[ChangeEvent] = ()) -> list[ChangeEvent]:  # type: ignore[assignment]
@@ -197,3 +199,68 @@ def test_read_only_visibility_of_a_chunk_snapshot() -> None:
 
     seen = Visibility(xmin=10, xmax=20, in_progress=frozenset({12, 15}), wal_lsn=1000)
     assert [xid for xid in (5, 9, 10, 11, 12, 15, 19, 20, 25) if seen.sees(xid)] == [5, 9, 10, 11, 19]
+
+
+def test_a_replay_reads_the_same_chunks_again_without_new_watermarks() -> None:
+    """A Spark micro-batch replayed after a crash: the windows of the run it holds are found in the
+    log (their watermarks describe the chunks), each chunk is read again over the same key range,
+    minus the keys streamed inside the window; no chunk is started and nothing is written."""
+    table = FakeTable({k: f"v{k}" for k in range(1, 11)})
+    log = Log()
+    live = IncrementalSnapshot(table, log.write, chunk_size=4, run="r1")
+    live.add([TableTask("s.t")])
+    start = live.state()
+    # the log the live run streamed: per chunk, open, the changes inside the window, close
+    stream: list[tuple[str, Any]] = []
+    emitted: list[list[int]] = []
+    for during in ([change("s.t", "u", 2, "new")], [], [change("s.t", "d", 9)]):
+        live.start_chunk()
+        (open_kind, chunk), (close_kind, _) = log.marks[-2:]
+        assert chunk.split(".")[1] == "r1"
+        assert live.on_watermark(open_kind, chunk, log.data[open_kind, chunk]) == []
+        assert live.state()["window"] == chunk  # a micro-batch may not end here
+        for event in during:
+            live.observe(event)
+        emitted.append(ids(live.on_watermark(close_kind, chunk, log.data[close_kind, chunk])))
+        stream += [("mark", (open_kind, chunk)), *(("change", e) for e in during), ("mark", (close_kind, chunk))]
+        if during and during[0].value["op"] == "d":
+            del table.rows[9]
+    assert emitted == [[1, 3, 4], [5, 6, 7, 8], [10]] and live.state() is None
+
+    def replay(run: str) -> tuple[list[list[int]], IncrementalSnapshot]:
+        marks = len(log.marks)
+        again = IncrementalSnapshot(table, log.write, chunk_size=4, replay_run=run)
+        again.restore(json.loads(json.dumps(start)))
+        out = []
+        for kind, item in stream:
+            again.start_chunk()  # the source asks between transactions: nothing is started
+            if kind == "change":
+                again.observe(item)
+            else:
+                got = again.on_watermark(item[0], item[1], log.data[item])
+                if item[0] == sig.WINDOW_CLOSE:
+                    out.append(ids(got))
+        assert len(log.marks) == marks  # no watermark written
+        return out, again
+
+    out, again = replay("r1")
+    assert out == emitted and again.state() is None and again.replayed_chunks == 3
+    # values are read again: a row changed since comes with its value now
+    table.rows[5] = "changed since"
+    out, again = replay("r1")
+    assert out == emitted
+    # the windows of another run (one that crashed before its micro-batch was planned) are not read
+    out, again = replay("r2")
+    assert out == [[], [], []] and again.replayed_chunks == 0
+
+
+def test_watermarks_stay_debeziums_without_a_run() -> None:
+    table = FakeTable({1: "a"})
+    log = Log()
+    snap = IncrementalSnapshot(table, log.write, chunk_size=4)
+    snap.add([TableTask("s.t")])
+    snap.start_chunk()
+    assert all(data is None for data in log.data.values())
+    (_, chunk), _ = log.marks
+    snap.on_watermark(sig.WINDOW_OPEN, chunk)
+    assert "window" not in snap.state()

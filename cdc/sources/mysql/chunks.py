@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -23,6 +22,7 @@ from cdc.core.envelope import OP_READ, now_ts
 from cdc.core.errors import SourceError
 from cdc.core.incremental import ChunkError, TableTask
 from cdc.core.records import ChangeEvent
+from cdc.core.signals import watermark_data
 from cdc.sources.mysql.snapshot import quote
 
 if TYPE_CHECKING:
@@ -157,11 +157,10 @@ class SignalWriter:
         self._connection = connection
         self.qualified = qualified
 
-    def watermark(self, kind: str, chunk_id: str) -> None:
+    def watermark(self, kind: str, chunk_id: str, data: dict[str, Any] | None = None) -> None:
         suffix = "open" if kind.endswith("open") else "close"
-        key = "openWindowTimestamp" if suffix == "open" else "closeWindowTimestamp"
         try:
             insert_signal(self._connection(), self.qualified, f"{chunk_id}-{suffix}", kind,
-                          {key: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+                          watermark_data(kind, data))
         except pymysql.MySQLError as exc:
             raise ChunkError(f"cannot write the {suffix} watermark into {self.qualified}: {exc.args[-1]}") from None

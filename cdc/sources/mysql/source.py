@@ -297,7 +297,7 @@ class MySqlSource:
         return {f"{t.id.catalog}.{t.id.table}": bool(t.primary_key) for t in self._schema.tables()
                 if self.table_model(t.id.catalog or "", t.id.table) is not None}
 
-    def _write_watermark(self, kind: str, chunk_id: str) -> None:
+    def _write_watermark(self, kind: str, chunk_id: str, data: dict[str, Any] | None = None) -> None:
         if self.read_only:  # no write: the binlog's end now is where the window opens / closes
             try:
                 file, pos = binlog_position(self._reader.connection())
@@ -308,7 +308,7 @@ class MySqlSource:
         if self._signals is None or not self.signal_source:
             raise ChunkError("incremental snapshots need the signal table (signal.data.collection, channel "
                              "'source') to write their watermarks")
-        self._signals.watermark(kind, chunk_id)
+        self._signals.watermark(kind, chunk_id, data)
 
     def _chunked_snapshot_possible(self) -> bool:
         if not self.signal_source:
@@ -316,6 +316,11 @@ class MySqlSource:
                         "its chunks: taking the classic snapshot")
             return False
         return True
+
+    @property
+    def incremental(self) -> IncrementalSnapshot:
+        """The incremental snapshot's state machine (a replaying reader sets its run)."""
+        return self._incr
 
     def send_signal(self, type_: str, data: dict[str, Any], id_: str | None = None) -> str:
         to_table = self._insert_signal if self.signal_source and self.signal_table else None

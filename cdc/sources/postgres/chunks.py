@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ from cdc.core.envelope import OP_READ, now_ts
 from cdc.core.errors import SourceError
 from cdc.core.incremental import ChunkError, TableTask
 from cdc.core.records import ChangeEvent
+from cdc.core.signals import watermark_data
 from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres.connection import one
 from cdc.sources.postgres.snapshot import copy_select
@@ -216,10 +216,9 @@ class SignalTable:
             sql.Identifier(self.schema, self.name))
         self._connect().execute(statement, (id_, type_, json.dumps(data)))
 
-    def watermark(self, kind: str, chunk_id: str) -> None:
+    def watermark(self, kind: str, chunk_id: str, data: dict[str, Any] | None = None) -> None:
         suffix = "open" if kind.endswith("open") else "close"
-        key = "openWindowTimestamp" if suffix == "open" else "closeWindowTimestamp"
         try:
-            self.insert(f"{chunk_id}-{suffix}", kind, {key: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+            self.insert(f"{chunk_id}-{suffix}", kind, watermark_data(kind, data))
         except psycopg.Error as exc:
             raise ChunkError(f"cannot write the {suffix} watermark into {self.qualified}: {str(exc).strip()}") from None

@@ -646,7 +646,7 @@ class PostgresSource:
     def _offset_extras(self, position: dict[str, Any]) -> None:
         self._signal_handler.state(position)
 
-    def _write_watermark(self, kind: str, chunk_id: str) -> None:
+    def _write_watermark(self, kind: str, chunk_id: str, data: dict[str, Any] | None = None) -> None:
         if self.read_only:  # the window is the chunk transaction's snapshot, up to the WAL position after it
             if kind == sig.WINDOW_CLOSE and self._reader.visibility is not None:
                 self._read_only_window = (chunk_id, self._reader.visibility)
@@ -654,7 +654,7 @@ class PostgresSource:
         if self._signals is None or not self.signal_source:
             raise ChunkError("incremental snapshots need the signal table (signal.data.collection, channel "
                              "'source') to write their watermarks")
-        self._signals.watermark(kind, chunk_id)
+        self._signals.watermark(kind, chunk_id, data)
 
     def _read_only_mark(self, kind: str, events: list[ChangeEvent], position: tuple[int, int]) -> None:
         """read.only: a window's open or close, as a watermark row read from the stream would give it."""
@@ -824,6 +824,11 @@ class PostgresSource:
                               snapshot=flag, lsn=lsn)
         self._chunk_seq += 1
         return state.envelope.event(OP_READ, None, state.row(values), source, position=(lsn, 0, self._chunk_seq), ts=ts)
+
+    @property
+    def incremental(self) -> IncrementalSnapshot:
+        """The incremental snapshot's state machine (a replaying reader sets its run)."""
+        return self._incr
 
     def send_signal(self, type_: str, data: dict[str, Any], id_: str | None = None) -> str:
         to_table = self._insert_signal if self.signal_source and self._signals is not None else None

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 import uuid
 from collections.abc import Callable
 from datetime import date, datetime
@@ -28,6 +27,7 @@ from cdc.core.envelope import OP_READ
 from cdc.core.errors import SourceError
 from cdc.core.incremental import ChunkError, TableTask
 from cdc.core.records import ChangeEvent
+from cdc.core.signals import watermark_data
 from cdc.sources.sqlserver import queries as q
 from cdc.sources.sqlserver.connection import QueryLayer
 from cdc.sources.sqlserver.source_info import source_block
@@ -167,15 +167,14 @@ class SignalWriter:
         self.schema = schema
         self.table = table
 
-    def watermark(self, kind: str, chunk_id: str) -> None:
+    def watermark(self, kind: str, chunk_id: str, data: dict[str, Any] | None = None) -> None:
         suffix = "open" if kind.endswith("open") else "close"
-        key = "openWindowTimestamp" if suffix == "open" else "closeWindowTimestamp"
         conn = self._conn()
         if conn is None:
             raise ChunkError("the signal table's database is not streaming")
         try:
             insert_signal(conn, self.schema, self.table, f"{chunk_id}-{suffix}", kind,
-                          {key: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+                          watermark_data(kind, data))
         except SourceError as exc:
             raise ChunkError(f"cannot write the {suffix} watermark into {conn.database}.{self.schema}.{self.table}: "
                              f"{exc.message}") from None

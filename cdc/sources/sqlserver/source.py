@@ -196,11 +196,11 @@ class SqlServerSource:
         stream = self._signal_stream()
         return stream.conn if stream is not None else None
 
-    def _write_watermark(self, kind: str, chunk_id: str) -> None:
+    def _write_watermark(self, kind: str, chunk_id: str, data: dict[str, Any] | None = None) -> None:
         if self._signals is None or not self.signal_source:
             raise ChunkError("incremental snapshots need the signal table (signal.data.collection, channel "
                              "'source') to write their watermarks")
-        self._signals.watermark(kind, chunk_id)
+        self._signals.watermark(kind, chunk_id, data)
 
     def _captured_keys(self) -> dict[str, bool]:
         """Captured tables, ``<db>.<schema>.<table>`` (Debezium's data-collection names): has a key."""
@@ -228,6 +228,11 @@ class SqlServerSource:
     def _check_signal_table(self, conn: QueryLayer) -> None:
         if self.signal_source and self.signal_table is not None and conn.database == self.signal_table[0]:
             chunks.check_signal_table(conn, self.signal_table[1], self.signal_table[2])
+
+    @property
+    def incremental(self) -> IncrementalSnapshot:
+        """The incremental snapshot's state machine (a replaying reader sets its run)."""
+        return self._incr
 
     def send_signal(self, type_: str, data: dict[str, Any], id_: str | None = None) -> str:
         to_table = self._insert_signal if self.signal_source and self.signal_table is not None else None
