@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from tests.integration.spark_fixtures import spark  # noqa: F401 - fixture
 from tests.integration.test_pg_incremental import SIGNALS, signal
 from tests.integration.test_pg_stream import sql
 
@@ -113,3 +114,36 @@ def test_replayed_micro_batches_read_the_same_chunks(pg_db: dict[str, str]) -> N
             else:  # from the log: as the first time
                 assert new["after"] == old["after"] and new["source"]["lsn"] == old["source"]["lsn"]
     assert watermarks(pg_db) == marks  # replays start no chunk
+
+
+@pytest.mark.spark
+def test_an_incremental_snapshot_fills_the_target_of_a_running_query(spark: Any, pg_db: dict[str, str],  # noqa: F811
+                                                                   tmp_path: Any) -> None:
+    """snapshot.mode=no_data, then an execute-snapshot signal while rows change: the target ends
+    equal to the table."""
+    from tests.integration.test_spark import source_rows, start_query, target_rows, wait_equal
+
+    sql(pg_db, SIGNALS, "CREATE TABLE accounts (id int PRIMARY KEY, name text, amount numeric(10,2))",
+        "INSERT INTO accounts SELECT g, 'n' || g, g FROM generate_series(1, 3000) g")
+    target, checkpoint = tmp_path / "target", tmp_path / "checkpoint"
+    query = start_query(spark, pg_db, target, checkpoint, "parquet", **{
+        "snapshot.mode": "no_data", "signal.data.collection": "public.debezium_signal",
+        "incremental.snapshot.chunk.size": "500"})
+    try:
+        with psycopg.connect(pg_db["dsn"]) as conn:  # no_data: changes count from the slot's creation
+            while not conn.execute("SELECT 1 FROM pg_replication_slots WHERE slot_name = 'spark_slot' AND "
+                                   "database = current_database()").fetchone():
+                assert query.isActive, query.exception()
+                time.sleep(0.2)
+        sql(pg_db, "INSERT INTO accounts VALUES (5000, 'streamed', 1)")
+        wait_equal(lambda: target_rows(spark, target, "parquet"), lambda: [(5000, "streamed", 1)])
+        signal(pg_db, "execute-snapshot", {"data-collections": ["public.accounts"]})
+        with psycopg.connect(pg_db["dsn"], autocommit=True) as conn:
+            for n in range(200):  # changes while the chunks are read
+                conn.execute("UPDATE accounts SET amount = amount + 1 WHERE id = %s", (n * 13 % 3000 + 1,))
+                if n % 20 == 0:
+                    conn.execute("DELETE FROM accounts WHERE id = %s", (n * 7 + 2,))
+                time.sleep(0.005)
+        wait_equal(lambda: target_rows(spark, target, "parquet"), lambda: source_rows(pg_db), timeout=120)
+    finally:
+        query.stop()
