@@ -18,7 +18,6 @@ import base64
 import json
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ import pytest
 from cdc.config import Config
 from cdc.converters import converter_from_config
 from cdc.converters.avro import AvroSerializer
+from tests.debezium_jars import debezium_lib
 from tests.unit.test_transforms_support import fixture_records, from_json
 
 HERE = Path(__file__).resolve().parent / "oracle"
@@ -58,9 +58,9 @@ def _fetch_oracle_jars() -> Path:
 @pytest.fixture(scope="module")
 def oracle(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], list[Any]]:
     """(kind, fixture) -> the oracle's outputs."""
-    libs = {db: CACHE / f"debezium-{db}" / "lib" for db in ("postgres", "mariadb")}
-    if not (shutil.which("javac") and shutil.which("mvn")) or not all(any(lib.glob("debezium-*.jar"))
-                                                                       for lib in libs.values()):
+    found = {db: debezium_lib(db) for db in ("postgres", "mariadb")}
+    libs = {db: lib for db, lib in found.items() if lib is not None}
+    if len(libs) < 2 or not all(any(lib.glob("debezium-*.jar")) for lib in libs.values()):
         pytest.skip(f"needs Java, Maven and Debezium's jars in {CACHE} (tests/conformance/debezium/fetch.sh)")
     extra = _fetch_oracle_jars()
     results: dict[tuple[str, str], list[Any]] = {}

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from cdc.transforms import TransformChain
+from tests.debezium_jars import debezium_lib
 from tests.unit.test_transforms_support import fixture_records, from_json, to_json
 
 JARS = Path(os.environ.get("CDC_DEBEZIUM_LIB", Path.home() / ".cache/cdc/debezium-postgres/lib"))
@@ -390,6 +391,8 @@ public class SmtOracle {
 
 @pytest.fixture(scope="module")
 def oracle(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    if "CDC_DEBEZIUM_LIB" not in os.environ and not any(JARS.glob("debezium-connect-plugins-*.jar")):
+        debezium_lib("postgres")  # fetched from Maven Central (Java and Maven needed)
     if not (shutil.which("javac") and shutil.which("java") and any(JARS.glob("debezium-connect-plugins-*.jar"))):
         pytest.skip(f"needs Java and Debezium's jars in {JARS} (tests/conformance/debezium/fetch.sh)")
     work = tmp_path_factory.mktemp("smt-oracle")
