@@ -55,10 +55,12 @@ class ChangeEmitter:
     # ---- data changes -------------------------------------------------------------------------
 
     def create(self, out: list[ChangeEvent], envelope: TableEnvelope, after: Row, source: dict[str, Any],
-               position: tuple[int, ...] = (), ts: Timestamps = None) -> None:
+               position: tuple[int, ...] = (), ts: Timestamps = None, key: dict[str, Any] | None = None) -> None:
+        """``key``: the event's key when the source already has it (else read from ``after``)."""
         if OP_CREATE in self.skipped:
             return
-        out.append(envelope.event(OP_CREATE, None, after, source, self._block(envelope), position=position, ts=ts))
+        out.append(envelope.event(OP_CREATE, None, after, source, self._block(envelope), position=position, ts=ts,
+                                  key=key))
 
     def delete(self, out: list[ChangeEvent], envelope: TableEnvelope, before: Row, source: dict[str, Any],
                position: tuple[int, ...] = (), ts: Timestamps = None) -> None:

@@ -14,7 +14,7 @@
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 use std::fmt::Write as _;
 
 create_exception!(cdc_native, Fallback, PyException, "This row is for the Python path.");
@@ -57,12 +57,21 @@ struct Column {
     convert: Option<PyObject>,
 }
 
+/// One key column of `key_spec`: its value as the envelope's key holds it.
+struct KeyColumn {
+    index: usize,
+    name: Py<PyString>,
+    int: bool,                // an integer column: a Python int from the text
+    convert: Option<PyObject>, // else the column's Python converter (None: the text as a str)
+}
+
 #[pyclass(frozen)]
 struct RowCodec {
     columns: Vec<Column>,
     width: Option<usize>,
     min_width: usize,
     keys: Vec<usize>,
+    key_spec: Option<Vec<KeyColumn>>,
     dumps: Option<PyObject>,
 }
 
@@ -650,11 +659,13 @@ impl RowCodec {
     /// the converter (a Python callable) is required for kind `python`; for another kind it takes
     /// the texts the kind does not (infinity, BC...), which otherwise raise `Fallback`. `width`: the tuple's column count, if
     /// it is to be checked; `keys`: tuple indexes whose texts `encode` also returns; `dumps`:
-    /// orjson.dumps, for `python` columns.
+    /// orjson.dumps, for `python` columns. `key_spec`: instead of the key texts, `encode` returns
+    /// the envelope's key as a dict, one entry per `(tuple index, name, "int" | "str" | "python",
+    /// converter)`: an int parsed here, the text as a str, or `converter(text)`.
     #[new]
-    #[pyo3(signature = (columns, width=None, keys=None, dumps=None))]
+    #[pyo3(signature = (columns, width=None, keys=None, dumps=None, key_spec=None))]
     fn new(columns: Vec<Bound<'_, PyTuple>>, width: Option<usize>, keys: Option<Vec<usize>>,
-           dumps: Option<PyObject>) -> PyResult<Self> {
+           dumps: Option<PyObject>, key_spec: Option<Vec<Bound<'_, PyTuple>>>) -> PyResult<Self> {
         let bad = |why: &str| PyValueError::new_err(format!("bad column specification: {why}"));
         let mut out = Vec::with_capacity(columns.len());
         let mut min_width = 0;
@@ -691,7 +702,33 @@ impl RowCodec {
             return Err(PyValueError::new_err(format!("key index {k} out of range")));
         }
         min_width = keys.iter().fold(min_width, |m, &k| m.max(k + 1));
-        Ok(RowCodec { columns: out, width, min_width, keys, dumps })
+        let key_spec = match key_spec {
+            None => None,
+            Some(specs) => {
+                let mut parsed = Vec::with_capacity(specs.len());
+                for spec in specs {
+                    if spec.len() != 4 {
+                        return Err(bad("key_spec: (index, name, mode, converter) expected"));
+                    }
+                    let index: usize = spec.get_item(0)?.extract()?;
+                    if width.is_some_and(|w| index >= w) {
+                        return Err(PyValueError::new_err(format!("key index {index} out of range")));
+                    }
+                    min_width = min_width.max(index + 1);
+                    let name = spec.get_item(1)?.downcast_into::<PyString>()?.unbind();
+                    let mode: String = spec.get_item(2)?.extract()?;
+                    let convert = spec.get_item(3)?;
+                    let convert = if convert.is_none() { None } else { Some(convert.unbind()) };
+                    if mode != "str" && convert.is_none() || !["int", "str", "python"].contains(&mode.as_str()) {
+                        return Err(bad("key_spec: mode int or python with its converter, or str"));
+                    }
+                    let convert = if mode == "str" { None } else { convert };
+                    parsed.push(KeyColumn { index, name, int: mode == "int", convert });
+                }
+                Some(parsed)
+            }
+        };
+        Ok(RowCodec { columns: out, width, min_width, keys, key_spec, dumps })
     }
 
     /// The kinds of the columns, in order (what `new` understood).
@@ -702,7 +739,7 @@ impl RowCodec {
     /// `(row struct JSON, key texts (None for NULL), position after the TupleData)` for the
     /// TupleData that starts at `pos` in `data`; `Fallback` for a row for the Python path.
     fn encode<'py>(&self, py: Python<'py>, data: &[u8], pos: usize)
-                   -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyTuple>, usize)> {
+                   -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyAny>, usize)> {
         let count = match data.get(pos..pos + 2) {
             Some(b) => u16::from_be_bytes([b[0], b[1]]) as usize,
             None => return Err(fallback("truncated tuple")),
@@ -738,7 +775,7 @@ impl RowCodec {
     /// without its newline): tab-separated fields, `\N` for NULL, backslash escapes; the same
     /// texts pgoutput sends, so the same column writers. `Fallback` for a row for the Python path.
     fn encode_copy<'py>(&self, py: Python<'py>, line: &[u8])
-                        -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyTuple>)> {
+                        -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyAny>)> {
         let mut owned: Vec<Option<Vec<u8>>> = Vec::new(); // unescaped fields, where a field had escapes
         let mut spans: Vec<Option<(usize, usize)>> = Vec::new();
         for field in line.split(|&b| b == b'\t') {
@@ -795,9 +832,10 @@ fn unescape_copy(field: &[u8]) -> Vec<u8> {
 }
 
 impl RowCodec {
-    /// The row struct's JSON and the key texts from the row's values (None for NULL).
+    /// The row struct's JSON and the key texts from the row's values (None for NULL), or the key
+    /// dict when the codec has a `key_spec`.
     fn write_row<'py>(&self, py: Python<'py>, values: &[Option<&[u8]>], size: usize)
-                      -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyTuple>)> {
+                      -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyAny>)> {
         let mut out: Vec<u8> = Vec::with_capacity(64 + size * 2);
         for column in &self.columns {
             out.extend_from_slice(&column.prefix);
@@ -810,12 +848,38 @@ impl RowCodec {
             out.push(b'{');
         }
         out.push(b'}');
+        if let Some(spec) = &self.key_spec {
+            let key = PyDict::new(py);
+            for column in spec {
+                let value: Bound<'py, PyAny> = match values[column.index] {
+                    None => py.None().into_bound(py),
+                    Some(text) => self.key_value(py, column, text)?,
+                };
+                key.set_item(column.name.bind(py), value)?;
+            }
+            return Ok((PyBytes::new(py, &out), key.into_any()));
+        }
         let keys: Vec<Option<Bound<'py, PyString>>> = self
             .keys
             .iter()
             .map(|&k| values[k].map(|t| PyString::new(py, std::str::from_utf8(t).unwrap_or(""))))
             .collect();
-        Ok((PyBytes::new(py, &out), PyTuple::new(py, keys)?))
+        Ok((PyBytes::new(py, &out), PyTuple::new(py, keys)?.into_any()))
+    }
+
+    /// A key column's value as its Python converter gives it: an int parsed here when canonical,
+    /// the text as a str, else the converter's result.
+    fn key_value<'py>(&self, py: Python<'py>, column: &KeyColumn, text: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+        let string = std::str::from_utf8(text).map_err(|_| fallback("text that is not UTF-8"))?;
+        if column.int && canonical_int(text) {
+            if let Ok(value) = string.parse::<i64>() {
+                return Ok(value.into_pyobject(py)?.into_any());
+            }
+        }
+        match &column.convert {
+            Some(convert) => Ok(convert.bind(py).call1((PyString::new(py, string),))?),
+            None => Ok(PyString::new(py, string).into_any()),
+        }
     }
 }
 

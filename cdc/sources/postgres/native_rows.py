@@ -96,7 +96,7 @@ def codec_kinds(state: Any) -> list[str]:
 
 
 def row_codec(state: Any, width: int | None = None, keys: list[int] | None = None, *,
-              allow_python: bool = True) -> Any:
+              allow_python: bool = True, key_spec: list[tuple[int, str, str, Any]] | None = None) -> Any:
     """A ``cdc_native.RowCodec`` for a TableState, or None when the compiled module is missing.
 
     With ``allow_python`` (the default) the codec is given every column's Python converter: a
@@ -105,7 +105,7 @@ def row_codec(state: Any, width: int | None = None, keys: list[int] | None = Non
     rows it cannot read at all (unchanged TOAST, binary, another width). Without it, a table with a
     ``python`` column gets None and any such text raises ``Fallback``: no per-value Python at all.
     ``width``: the tuple's column count (checked per row when given); ``keys``: tuple indexes whose
-    texts ``encode`` also returns."""
+    texts ``encode`` also returns; ``key_spec``: instead, the key dict ``encode`` returns (key_spec_of)."""
     module = native_module()
     if module is None:
         return None
@@ -114,24 +114,40 @@ def row_codec(state: Any, width: int | None = None, keys: list[int] | None = Non
         return None
     columns = [(index, orjson.dumps(name), kind, convert if allow_python else None)
                for (index, name, convert, _, _), kind in zip(state.spec, kinds, strict=True)]
-    return module.RowCodec(columns, width, keys or [], orjson.dumps)
+    return module.RowCodec(columns, width, keys or [], orjson.dumps, key_spec)
+
+
+def key_spec_of(state: Any) -> list[tuple[int, str, str, Any]]:
+    """The envelope's key columns, in its order, for the codec's ``key_spec``: ints parsed by the
+    codec, text-like values as str, any other through the column's converter (as ``state.row``)."""
+    by_name = {name: (index, convert, kind)
+               for (index, name, convert, _, _), kind in zip(state.spec, codec_kinds(state), strict=True)}
+    spec = []
+    for name in state.key_names:
+        index, convert, kind = by_name[name]
+        mode = "int" if kind == "int" else "str" if convert is pg_types._text else "python"
+        spec.append((index, name, mode, convert))
+    return spec
 
 
 class NativeRow(Mapping[str, Any]):
-    """A row the codec encoded: ``json`` for the converter, the key columns without decoding the
-    rest; any other read decodes the whole row the Python way (once)."""
+    """A row the codec encoded: ``json`` for the converter, ``key`` (the envelope's key: the key
+    columns, in its order) without decoding the rest; any other read decodes the whole row the
+    Python way (once), by ``decode(*args)``."""
 
-    __slots__ = ("json", "_keys", "_decode", "_full")
+    __slots__ = ("json", "key", "_keys", "_decode", "_args", "_full")
 
-    def __init__(self, json: bytes, keys: dict[str, Any], decode: Any) -> None:
+    def __init__(self, json: bytes, key: dict[str, Any] | None, decode: Any, *args: Any) -> None:
         self.json = json
-        self._keys = keys
+        self.key = key
+        self._keys = key or {}
         self._decode = decode
+        self._args = args
         self._full: dict[str, Any] | None = None
 
     def _row(self) -> dict[str, Any]:
         if self._full is None:
-            self._full = self._decode()
+            self._full = self._decode(*self._args)
         return self._full
 
     def __getitem__(self, name: str) -> Any:
@@ -161,32 +177,28 @@ class RowEncoder:
         module = native_module()
         assert module is not None
         self._fallback = module.Fallback
-        spec = state.spec
-        key_names = set(state.key_names)
-        self._key_converters = [(name, convert) for index, name, convert, _, _ in spec if name in key_names]
-        key_indexes = [index for index, name, _, _, _ in spec if name in key_names]
-        self._codec = row_codec(state, width, key_indexes)
+        self._codec = row_codec(state, width, key_spec=key_spec_of(state))
+        self._keyed = bool(state.key_names)  # else the event has no key (not an empty one)
         self._state = state
 
     def encode(self, payload: bytes, pos: int) -> NativeRow | None:
         try:
-            json, key_texts, _ = self._codec.encode(payload, pos)
+            json, key, _ = self._codec.encode(payload, pos)
         except self._fallback:
             return None
-        keys = {name: None if text is None else convert(text)
-                for (name, convert), text in zip(self._key_converters, key_texts, strict=True)}
-        return NativeRow(json, keys, lambda: self._decode(payload, pos))
+        return NativeRow(json, key if self._keyed else None, self._decode, payload, pos)
 
     def copy_row(self, line: bytes) -> Mapping[str, Any]:
         """One row of a snapshot's ``COPY ... TO STDOUT`` (text, without its newline): a NativeRow, or
         the row decoded the Python way when the codec does not take it."""
         try:
-            json, key_texts = self._codec.encode_copy(line)
+            json, key = self._codec.encode_copy(line)
         except self._fallback:
-            return self._state.row(parse_line(line.decode()))
-        keys = {name: None if text is None else convert(text)
-                for (name, convert), text in zip(self._key_converters, key_texts, strict=True)}
-        return NativeRow(json, keys, lambda: self._state.row(parse_line(line.decode())))
+            return self._copy_decode(line)
+        return NativeRow(json, key if self._keyed else None, self._copy_decode, line)
+
+    def _copy_decode(self, line: bytes) -> dict[str, Any]:
+        return self._state.row(parse_line(line.decode()))
 
     def _decode(self, payload: bytes, pos: int) -> dict[str, Any]:
         from cdc.sources.postgres.pgoutput import _Reader

@@ -228,7 +228,10 @@ class ChangeStream:
         position = (tx.final_lsn, lsn)
         if isinstance(message, po.Insert):
             new = message.new
-            emit.create(events, envelope, new if type(new) is NativeRow else state.row(new), source, position)
+            if type(new) is NativeRow:
+                emit.create(events, envelope, new, source, position, key=new.key)
+            else:
+                emit.create(events, envelope, state.row(new), source, position)
         elif isinstance(message, po.Delete):
             emit.delete(events, envelope, state.row(message.old, key_only=message.old_kind == "K"), source, position)
         else:
