@@ -25,6 +25,11 @@ class ConnectSchema:
     def json(self) -> bytes:
         return orjson.dumps(self.definition)
 
+    @cached_property
+    def envelope_prefix(self) -> bytes:
+        """``{"schema":<this>,"payload":``: what JsonConverter writes before every payload."""
+        return b'{"schema":' + self.json + b',"payload":'
+
     @property
     def name(self) -> str | None:
         return self.definition.get("name")
