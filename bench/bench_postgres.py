@@ -21,6 +21,7 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import debezium  # noqa: E402
 from bench.common import peak_rss_mb, pg_bin, scratch_database  # noqa: E402
 from cdc.config import CORE_OPTIONS, Config  # noqa: E402
 from cdc.core.converters import JsonConverter  # noqa: E402
@@ -89,6 +90,7 @@ def stream(rows: int, profile: bool) -> None:
             conn.execute("SELECT pg_create_logical_replication_slot('bench_cdc', 'pgoutput')")
             conn.execute("SELECT pg_create_logical_replication_slot('bench_ref', 'pgoutput')")
             conn.execute("SELECT pg_create_logical_replication_slot('bench_py', 'pgoutput')")
+            conn.execute("SELECT pg_create_logical_replication_slot('bench_dbz', 'pgoutput')")
             load(conn, rows, 1000)
             end = conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()[0]
         started = time.perf_counter()
@@ -98,8 +100,28 @@ def stream(rows: int, profile: bool) -> None:
         reference = time.perf_counter() - started
         ours = run_ours(props, Path(tmp) / "out", rows, "no_data", "bench/profile-stream.html" if profile else None)
         python = run_ours(props, Path(tmp) / "out-py", rows, "no_data", None, slot="bench_py", native=False)
+        dbz = debezium_rate(props, rows, "no_data", "bench_dbz")
     report(f"stream ({_codec()})", rows, ours, reference, "pg_recvlogical")
     report("stream (Python path)", rows, python, reference, "pg_recvlogical")
+    report_debezium("stream", dbz, rows / ours)
+
+
+def debezium_rate(props: dict[str, str], rows: int, mode: str, slot: str) -> float | None:
+    """Debezium's PostgreSQL connector on the same table and slot kind (None without its jars)."""
+    return debezium.rate("postgres", {
+        "connector.class": "io.debezium.connector.postgresql.PostgresConnector", "name": "bench",
+        "topic.prefix": "bench", "plugin.name": "pgoutput", "slot.name": slot, "publication.name": "bench_pub",
+        "publication.autocreate.mode": "all_tables", "snapshot.mode": mode, "slot.drop.on.stop": "true",
+        "tombstones.on.delete": "false", "database.password": "",
+        **{k: v for k, v in props.items() if k.startswith("database.")}}, "bench.public.bench", rows)
+
+
+def report_debezium(name: str, dbz: float | None, ours: float) -> None:
+    if dbz is None:
+        print(f"{name}: Debezium's rate not measured (no Java, or its jars could not be fetched)")
+        return
+    print(f"{name}: Debezium 3.6 (embedded engine, JsonConverter into a buffered file, first record to last) "
+          f"{dbz:,.0f} rows/s; ours / Debezium {ours / dbz:.2f}")
 
 
 def _codec() -> str:
@@ -121,10 +143,13 @@ def snapshot(rows: int, profile: bool) -> None:
         subprocess.run([str(pg_bin() / "psql"), dsn, "-q", "-c", "COPY (SELECT * FROM bench) TO STDOUT"],
                        check=True, stdout=subprocess.DEVNULL)
         reference = time.perf_counter() - started
-        ours = run_ours(props, Path(tmp) / "out", rows, "initial_only", "bench/profile-snapshot.html" if profile else None)
+        ours = run_ours(props, Path(tmp) / "out", rows, "initial_only",
+                        "bench/profile-snapshot.html" if profile else None)
         python = run_ours(props, Path(tmp) / "out-py", rows, "initial_only", None, slot="bench_py", native=False)
+        dbz = debezium_rate(props, rows, "initial_only", "bench_dbz")
     report(f"snapshot ({_codec()})", rows, ours, reference, "COPY TO STDOUT (psql)")
     report("snapshot (Python path)", rows, python, reference, "COPY TO STDOUT (psql)")
+    report_debezium("snapshot", dbz, rows / ours)
 
 
 def memory(rows: int) -> None:
