@@ -9,6 +9,8 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -18,17 +20,21 @@ from tests.integration.spark_fixtures import spark  # noqa: F401 - fixture
 from tests.integration.test_pg_incremental import SIGNALS, signal
 from tests.integration.test_pg_stream import sql
 
-pytestmark = pytest.mark.postgres
+
+@dataclass
+class Database:
+    """What the replay check needs of one source's database (the table is ``items (id, v)``)."""
+
+    options: dict[str, str]  # the reader's options
+    execute: Callable[[str], None]  # one statement, autocommitted
+    query: Callable[[str], list[tuple[Any, ...]]]
 
 
-def reader(db: dict[str, str]) -> Any:
+def reader(db: Database) -> Any:
     from cdc.spark.datasource import CdcDataSource
 
-    options = {"source": "postgres", "table": "public.items", "slot.name": "incr_slot",
-               "publication.name": "incr_pub", "snapshot.mode": "no_data", "maxRowsPerBatch": "25",
-               "signal.data.collection": "public.debezium_signal", "incremental.snapshot.chunk.size": "1000",
-               **{k: db[k] for k in ("database.hostname", "database.port", "database.user", "database.dbname")}}
-    source = CdcDataSource(options)
+    source = CdcDataSource({"snapshot.mode": "no_data", "maxRowsPerBatch": "25",
+                            "incremental.snapshot.chunk.size": "1000", **db.options})
     return source.streamReader(source.schema())
 
 
@@ -40,34 +46,33 @@ def batch_rows(r: Any, start: dict[str, Any], end: dict[str, Any]) -> list[dict[
     return rows
 
 
-def watermarks(db: dict[str, str]) -> int:
-    with psycopg.connect(db["dsn"]) as conn:
-        return conn.execute("SELECT count(*) FROM debezium_signal WHERE type LIKE 'snapshot-window-%'").fetchone()[0]
+def watermarks(db: Database) -> int:
+    return int(db.query("SELECT count(*) FROM debezium_signal WHERE type LIKE 'snapshot-window-%'")[0][0])
 
 
-def test_replayed_micro_batches_read_the_same_chunks(pg_db: dict[str, str]) -> None:
-    sql(pg_db, SIGNALS, "CREATE TABLE items (id int PRIMARY KEY, v int NOT NULL)",
-        "INSERT INTO items SELECT g, 0 FROM generate_series(1, 6000) g")
-    first = reader(pg_db)
+def check_replays(db: Database, table: str, rows: int = 6000) -> None:
+    """Drive a reader as Spark does through an incremental snapshot of ``rows`` rows under a writer,
+    never committing; then replay every micro-batch that holds snapshot rows with a fresh reader."""
+    first = reader(db)
     batches: list[tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]] = []
     start = first.initialOffset()
     stop = threading.Event()
 
     def writer() -> None:  # updates while the chunks are read: some fall inside their windows
         rng = random.Random(5)
-        with psycopg.connect(pg_db["dsn"], autocommit=True) as conn:
-            while not stop.is_set():
-                conn.execute("UPDATE items SET v = v + 1 WHERE id = %s", (rng.randint(1, 6000),))
-                time.sleep(0.001)
+        while not stop.is_set():
+            db.execute(f"UPDATE items SET v = v + 1 WHERE id = {rng.randint(1, rows)}")
+            time.sleep(0.001)
 
     thread = threading.Thread(target=writer)
     try:
-        while start.get("initial"):  # the slot exists and streams: the signal comes after it
-            sql(pg_db, "UPDATE items SET v = 0 WHERE id = 1")
+        while start.get("initial"):  # the stream has started: the signal comes after it
+            db.execute("UPDATE items SET v = 0 WHERE id = 1")
             end = first.latestOffset(start)
             batches.append((start, end, batch_rows(first, start, end)))
             start = end
-        signal(pg_db, "execute-snapshot", {"data-collections": ["public.items"]})
+        db.execute(f"INSERT INTO debezium_signal VALUES ('s-1', 'execute-snapshot', "
+                   f"'{{\"data-collections\": [\"{table}\"]}}')")
         thread.start()
         deadline = time.monotonic() + 60
         snapshot_rows = 0
@@ -76,12 +81,12 @@ def test_replayed_micro_batches_read_the_same_chunks(pg_db: dict[str, str]) -> N
             end = first.latestOffset(start)
             if end == start:
                 continue  # nothing new: Spark plans no micro-batch
-            rows = batch_rows(first, start, end)
+            got = batch_rows(first, start, end)
             assert "window" not in (end.get("incremental") or {})  # never inside a chunk's window
-            snapshot_rows += sum(1 for row in rows if row["op"] == "r")
-            batches.append((start, end, rows))
+            snapshot_rows += sum(1 for row in got if row["op"] == "r")
+            batches.append((start, end, got))
             start = end
-            if snapshot_rows >= 4000:
+            if snapshot_rows >= rows * 2 // 3:
                 stop.set()  # the last chunks without concurrent writes
     finally:
         stop.set()
@@ -89,34 +94,87 @@ def test_replayed_micro_batches_read_the_same_chunks(pg_db: dict[str, str]) -> N
             thread.join()
         first.stop()
 
-    read_keys = [row["after"]["id"] for _, _, rows in batches for row in rows if row["op"] == "r"]
-    changed = {row["after"]["id"] for _, _, rows in batches for row in rows if row["op"] == "u"}
+    read_keys = [row["after"]["id"] for _, _, got in batches for row in got if row["op"] == "r"]
+    changed = {row["after"]["id"] for _, _, got in batches for row in got if row["op"] == "u"}
     # each row read once, or left out because a change streamed inside its window carries it
-    assert len(read_keys) == len(set(read_keys)) and set(read_keys) | changed == set(range(1, 6001))
+    assert len(read_keys) == len(set(read_keys)) and set(read_keys) | changed == set(range(1, rows + 1))
     assert all(len(end.get("chunk_run", "")) == 8 for _, end, _ in batches[1:])
 
-    with psycopg.connect(pg_db["dsn"]) as conn:
-        now = dict(conn.execute("SELECT id, v FROM items").fetchall())
-    marks = watermarks(pg_db)
-    replays = [(s, e, rows) for s, e, rows in batches if any(row["op"] == "r" for row in rows)]
+    now = dict(db.query("SELECT id, v FROM items"))
+    marks = watermarks(db)
+    replays = [(s, e, got) for s, e, got in batches if any(row["op"] == "r" for row in got)]
     assert len(replays) >= 4
-    for s, e, rows in replays:
-        second = reader(pg_db)  # a restarted query: the micro-batch was planned, not committed
+    for s, e, got in replays:
+        second = reader(db)  # a restarted query: the micro-batch was planned, not committed
         try:
             again = batch_rows(second, s, e)
         finally:
             second.stop()
-        assert [(r["op"], r["after"]["id"]) for r in again] == [(r["op"], r["after"]["id"]) for r in rows]
-        assert [r["_position"] for r in again] == [r["_position"] for r in rows]
-        for old, new in zip(rows, again, strict=True):
+        assert [(r["op"], r["after"]["id"]) for r in again] == [(r["op"], r["after"]["id"]) for r in got]
+        assert [r["_position"] for r in again] == [r["_position"] for r in got]
+        for old, new in zip(got, again, strict=True):
             if old["op"] == "r":  # read again: the value now
                 assert new["after"]["v"] == now[new["after"]["id"]]
             else:  # from the log: as the first time
-                assert new["after"] == old["after"] and new["source"]["lsn"] == old["source"]["lsn"]
-    assert watermarks(pg_db) == marks  # replays start no chunk
+                assert new["after"] == old["after"] and new["source"] == old["source"]
+    assert watermarks(db) == marks  # replays start no chunk
+
+
+@pytest.mark.postgres
+def test_replayed_micro_batches_read_the_same_chunks(pg_db: dict[str, str]) -> None:
+    sql(pg_db, SIGNALS, "CREATE TABLE items (id int PRIMARY KEY, v int NOT NULL)",
+        "INSERT INTO items SELECT g, 0 FROM generate_series(1, 6000) g")
+    with psycopg.connect(pg_db["dsn"], autocommit=True) as conn:  # psycopg's connections are thread-safe
+
+        def execute(statement: str) -> None:
+            conn.execute(statement.encode())
+
+        def query(statement: str) -> list[tuple[Any, ...]]:
+            return conn.execute(statement.encode()).fetchall()
+
+        check_replays(Database(
+            {"source": "postgres", "table": "public.items", "slot.name": "incr_slot", "publication.name": "incr_pub",
+             "signal.data.collection": "public.debezium_signal",
+             **{k: pg_db[k] for k in ("database.hostname", "database.port", "database.user", "database.dbname")}},
+            execute, query), "public.items")
+
+
+@pytest.mark.mysql
+def test_mariadb_replayed_micro_batches_read_the_same_chunks(mysql_server: dict[str, Any], mysql_db: dict[str, str],
+                                                             tmp_path: Any) -> None:
+    import pymysql
+
+    from tests.integration.test_mysql_incremental import SIGNALS as MYSQL_SIGNALS
+    from tests.integration.test_mysql_stream import sql as mysql_sql
+
+    name = mysql_db["db"]
+    mysql_sql(mysql_server, name, MYSQL_SIGNALS, "CREATE TABLE items (id int PRIMARY KEY, v int NOT NULL)",
+              "INSERT INTO items SELECT seq, 0 FROM seq_1_to_6000")
+    conn = pymysql.connect(**mysql_server, database=name, autocommit=True)
+    lock = threading.Lock()
+
+    def execute(statement: str) -> None:
+        with lock, conn.cursor() as cur:
+            cur.execute(statement)
+
+    def query(statement: str) -> list[tuple[Any, ...]]:
+        with lock, conn.cursor() as cur:
+            cur.execute(statement)
+            return list(cur.fetchall())
+
+    try:
+        check_replays(Database(
+            {"source": "mysql", "table": f"{name}.items", "signal.data.collection": f"{name}.debezium_signal",
+             "schema.history.internal.file.filename": str(tmp_path / "history.jsonl"),
+             **{k: mysql_db[k] for k in ("database.hostname", "database.port", "database.user", "database.password",
+                                         "database.server.id", "database.include.list")}},
+            execute, query), f"{name}.items")
+    finally:
+        conn.close()
 
 
 @pytest.mark.spark
+@pytest.mark.postgres
 def test_an_incremental_snapshot_fills_the_target_of_a_running_query(spark: Any, pg_db: dict[str, str],  # noqa: F811
                                                                    tmp_path: Any) -> None:
     """snapshot.mode=no_data, then an execute-snapshot signal while rows change: the target ends
