@@ -73,6 +73,54 @@ def bare_loop(args: dict[str, Any], file: str, pos: int, end_file: str, end_pos:
     return elapsed
 
 
+def run_ours(args: dict[str, Any], db: str, conn: Any, file: str, pos: int, rows: int, profile: bool, *,
+             native: bool) -> float:
+    """Our source from ``file:pos`` into the file sink until ``rows`` events; seconds taken."""
+    with tempfile.TemporaryDirectory() as tmp:
+        props = {"database.hostname": args["host"], "database.port": str(args["port"]),
+                 "database.user": args["user"], "database.password": args["password"],
+                 "database.include.list": db, "topic.prefix": "bench", "sink.files.directory": tmp,
+                 "schema.history.internal": "memory", "tombstones.on.delete": "false",
+                 "snapshot.progress": "off", "database.server.id": "7002"}
+        config = Config(props).declare(CORE_OPTIONS)
+        source = MySqlSource(config)
+        source.native_rows = native  # the compiled codec when installed, as the pipeline does
+        history = source.history
+        schema = MySqlSchema()
+        with conn.cursor() as cur:
+            cur.execute(f"SHOW CREATE TABLE {db}.bench")
+            ddl = cur.fetchone()[1]
+        schema.apply(f"CREATE DATABASE {db}")
+        changes = schema.apply(ddl, db)
+        history.record({"source": {"server": "bench"}, "position": {"file": file, "pos": pos},
+                        "databaseName": db, "ddl": ddl, "tableChanges": changes})
+        engine = CountingEngine(source, FileSink(config), JsonConverter(True),
+                                MemoryOffsetStore({"file": file, "pos": pos, "event": 0, "row": 0}),
+                                flush_interval_s=0.5, target=rows)
+        profiler = None
+        if profile:
+            from pyinstrument import Profiler
+
+            profiler = Profiler()
+            profiler.start()
+        started = time.perf_counter()
+        engine.run()
+        ours = time.perf_counter() - started
+        if profiler is not None:
+            profiler.stop()
+            print(profiler.output_text(unicode=False, color=False, show_all=False)[:6000])
+        assert engine.events_written >= rows, engine.events_written
+    return ours
+
+
+def _codec() -> bool:
+    try:
+        import cdc_native  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def stream(rows: int, profile: bool) -> None:
     args = server()
     db = "bench_" + uuid.uuid4().hex[:8]
@@ -105,46 +153,17 @@ def stream(rows: int, profile: bool) -> None:
         end_file, end_pos = cur.fetchone()[:2]
     try:
         reference = bare_loop(args, file, pos, end_file, end_pos, rows)
-        with tempfile.TemporaryDirectory() as tmp:
-            props = {"database.hostname": args["host"], "database.port": str(args["port"]),
-                     "database.user": args["user"], "database.password": args["password"],
-                     "database.include.list": db, "topic.prefix": "bench", "sink.files.directory": tmp,
-                     "schema.history.internal": "memory", "tombstones.on.delete": "false",
-                     "snapshot.progress": "off", "database.server.id": "7002"}
-            config = Config(props).declare(CORE_OPTIONS)
-            source = MySqlSource(config)
-            history = source.history
-            schema = MySqlSchema()
-            with conn.cursor() as cur:
-                cur.execute(f"SHOW CREATE TABLE {db}.bench")
-                ddl = cur.fetchone()[1]
-            schema.apply(f"CREATE DATABASE {db}")
-            changes = schema.apply(ddl, db)
-            history.record({"source": {"server": "bench"}, "position": {"file": file, "pos": pos},
-                            "databaseName": db, "ddl": ddl, "tableChanges": changes})
-            engine = CountingEngine(source, FileSink(config), JsonConverter(True),
-                                    MemoryOffsetStore({"file": file, "pos": pos, "event": 0, "row": 0}),
-                                    flush_interval_s=0.5, target=rows)
-            profiler = None
-            if profile:
-                from pyinstrument import Profiler
-
-                profiler = Profiler()
-                profiler.start()
-            started = time.perf_counter()
-            engine.run()
-            ours = time.perf_counter() - started
-            if profiler is not None:
-                profiler.stop()
-                print(profiler.output_text(unicode=False, color=False, show_all=False)[:6000])
-            assert engine.events_written >= rows, engine.events_written
+        ours = run_ours(args, db, conn, file, pos, rows, profile, native=True)
+        python = run_ours(args, db, conn, file, pos, rows, False, native=False)
     finally:
         with conn.cursor() as cur:
             cur.execute(f"DROP DATABASE {db}")
         conn.close()
-    print(f"stream: {rows} rows ({rows // 1000} transactions); ours {ours:.2f} s = {rows / ours:,.0f} rows/s; "
-          f"bare BinLogStreamReader loop {reference:.2f} s = {rows / reference:,.0f} rows/s; "
-          f"ratio {reference / ours:.2f} (target 0.6)")
+    for name, seconds in (("with the compiled row codec" if _codec() else "cdc_native NOT installed", ours),
+                          ("Python path", python)):
+        print(f"stream ({name}): {rows} rows ({rows // 1000} transactions); ours {seconds:.2f} s = "
+              f"{rows / seconds:,.0f} rows/s; bare BinLogStreamReader loop {reference:.2f} s = "
+              f"{rows / reference:,.0f} rows/s; ratio {reference / seconds:.2f} (target 1.0)")
     if dbz is None:
         print("stream: Debezium's rate not measured (no Java, or its jars could not be fetched)")
     else:

@@ -394,12 +394,17 @@ fn write_unscaled(out: &mut Vec<u8>, negative: bool, digits: impl Iterator<Item 
     for d in digits {
         value = value.checked_mul(10)?.checked_add(sign * (d - b'0') as i128)?;
     }
+    write_unscaled_value(out, value);
+    Some(())
+}
+
+/// An unscaled value as Connect's Decimal in JSON (Python's `decimal_bytes`, in quotes).
+fn write_unscaled_value(out: &mut Vec<u8>, value: i128) {
     let magnitude = if value < 0 { (value + 1).unsigned_abs() } else { value.unsigned_abs() };
     let length = (128 - magnitude.leading_zeros() as usize) / 8 + 1;
     out.push(b'"');
     write_base64(out, &value.to_be_bytes()[16 - length..]);
     out.push(b'"');
-    Some(())
 }
 
 /// `[-]digits[.digits]` split into (negative, whole, fraction); None for anything else.
@@ -883,9 +888,12 @@ impl RowCodec {
     }
 }
 
+mod binlog;
+
 #[pymodule]
 fn cdc_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RowCodec>()?;
+    m.add_class::<binlog::BinlogRowCodec>()?;
     m.add("Fallback", m.py().get_type::<Fallback>())?;
     Ok(())
 }

@@ -335,12 +335,14 @@ def test_the_codec_api(native: Any) -> None:
 
 def test_one_warning_without_the_module(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setitem(sys.modules, "cdc_native", None)  # import fails
-    monkeypatch.setattr(native_rows, "_module", None)
-    monkeypatch.setattr(native_rows, "_warned", False)
-    with caplog.at_level(logging.WARNING, logger=native_rows.__name__):
+    from cdc.core import native_row
+
+    monkeypatch.setattr(native_row, "_module", None)
+    monkeypatch.setattr(native_row, "_warned", False)
+    with caplog.at_level(logging.WARNING, logger=native_row.__name__):
         assert native_rows.row_codec(one("int4")) is None
         assert native_rows.row_codec(one("text")) is None
-    warnings = [r for r in caplog.records if r.name == native_rows.__name__]
+    warnings = [r for r in caplog.records if r.name == native_row.__name__]
     assert len(warnings) == 1 and "pip install ./native" in warnings[0].getMessage()
 
 

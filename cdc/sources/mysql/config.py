@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 from cdc.config import Option, positive, regular_expressions
+from cdc.core.native_row import NATIVE_ROWS_OPTION
 from cdc.core.options import RETRY_OPTIONS, connection_options, snapshot_options
 from cdc.core.signals import SIGNAL_OPTIONS
 
 MYSQL_OPTIONS: tuple[Option, ...] = (
     *connection_options(server="MySQL / MariaDB server", port=3306, user="root",
                         user_doc="User with SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE and REPLICATION CLIENT."),
+    NATIVE_ROWS_OPTION,
     Option("database.server.id", int, 5400, "Server id this client registers with when it reads the binlog; "
            "unique among the server's replicas."),
     Option("database.include.list", list, None, "Regular expressions of database names to capture.",

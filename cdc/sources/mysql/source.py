@@ -130,6 +130,9 @@ class MySqlSource:
         self.emitter = ChangeEmitter.from_settings(common)
         self.include_schema_changes = common.include_schema_changes
         self.include_query: bool = config.get("include.query")
+        # Rows as the compiled codec's JSON (cdc.sources.mysql.native_rows): set by the pipeline
+        # when they go straight to the JSON converter.
+        self.native_rows = False
         self.only_captured_tables_ddl: bool = config.get("schema.history.internal.store.only.captured.tables.ddl")
         self.only_captured_databases_ddl: bool = config.get("schema.history.internal.store.only.captured.databases.ddl")
         self.heartbeat_s = max(config.get("binlog.heartbeat.interval.ms"), 1) / 1000
@@ -659,6 +662,7 @@ class MySqlSource:
                 only_captured_databases_ddl=self.only_captured_databases_ddl, signal_table=self.signal_table,
                 captured=self.captured, captured_database=self.captured_database))
         changes.history_max = self._history_max
+        changes.native = self.native_rows
         self._changes = changes
         self._position = changes.position.to_offset()
         self._signal_handler.restore(offset)

@@ -31,6 +31,7 @@ from cdc.sources.mysql import binlog as bl
 from cdc.sources.mysql import rows
 from cdc.sources.mysql.ddl import MySqlSchema
 from cdc.sources.mysql.gtids import DeliveredGtids
+from cdc.sources.mysql.native_rows import EventRows, binlog_codec
 from cdc.sources.mysql.position import BinlogPosition, position_key
 from cdc.sources.mysql.snapshot import quote
 from cdc.sources.mysql.source_info import source_block
@@ -124,7 +125,10 @@ class BinlogChanges:
         self.history_max: tuple[int, str, int] | None = None  # the last position the history holds
         self._skip_events = start.event  # rows events of the resumed transaction delivered before
         self._skip_rows = start.row
-        self._layouts: dict[int, tuple[TableState, list[rows.Reader]]] = {}  # binlog table id -> readers
+        # binlog table id -> (table version, readers, the compiled codec or None)
+        self._layouts: dict[int, tuple[TableState, list[rows.Reader], Any]] = {}
+        self.native = False  # rows through the compiled codec (cdc.sources.mysql.native_rows) when it takes them
+        self._fallback: Any = None  # cdc_native.Fallback
 
     # ---- positions -----------------------------------------------------------------------------
 
@@ -234,16 +238,49 @@ class BinlogChanges:
             )
         readers = [rows.reader(binlog_column.type, binlog_column, unsigned=is_unsigned(column))
                    for binlog_column, column in zip(mapped.columns, columns, strict=True)]
-        self._layouts[event.table_id] = (state, readers)
+        codec = binlog_codec(state, mapped.columns, state.modes) if self.native else None
+        if codec is not None and self._fallback is None:
+            import cdc_native
+
+            self._fallback = cdc_native.Fallback
+        self._layouts[event.table_id] = (state, readers, codec)
         return Step.NONE
 
-    def _images(self, event: Any, state: TableState, pos: int) -> list[list[Any]]:
-        """The row images of a rows event, decoded from our schema (never the library's ``rows``)."""
+    def _layout(self, event: Any, state: TableState, pos: int) -> tuple[TableState, list[rows.Reader], Any]:
         layout = self._layouts.get(event.table_id)
         if layout is None or layout[0] is not state:
             raise SourceError(f"rows of {state.qualified} at {self.file}:{pos} without their TABLE_MAP",
                               fix="report this with the binlog file and position")
+        return layout
+
+    def _rows(self, event: Any, state: TableState, pos: int) -> tuple[int, Callable[[int], Any]]:
+        """The row images of a rows event: their number and image i as the event's row, through the
+        compiled codec when the table has one and it takes the event, else decoded here."""
+        layout = self._layout(event, state, pos)
         data = event.packet.read(event.event_size - event.packet.read_bytes)
+        codec = layout[2]
+        if codec is not None:
+            after = getattr(event, "columns_present_bitmap2", None) if isinstance(event, bl.UpdateRowsEvent) else None
+            try:
+                encoded = codec.encode_images(data, event.columns_present_bitmap, after)
+            except self._fallback:
+                pass
+            else:
+                native = EventRows(encoded, lambda: [state.row(image) for image in self._decode(event, state, pos,
+                                                                                                data)],
+                                   bool(state.envelope.key_fields))
+                return len(native), native.row
+        images = self._decode(event, state, pos, data)
+        row = state.row
+        return len(images), lambda index: row(images[index])
+
+    def _images(self, event: Any, state: TableState, pos: int) -> list[list[Any]]:
+        """The row images of a rows event, decoded from our schema (never the library's ``rows``)."""
+        self._layout(event, state, pos)
+        return self._decode(event, state, pos, event.packet.read(event.event_size - event.packet.read_bytes))
+
+    def _decode(self, event: Any, state: TableState, pos: int, data: bytes) -> list[list[Any]]:
+        layout = self._layout(event, state, pos)
         after = getattr(event, "columns_present_bitmap2", None) if isinstance(event, bl.UpdateRowsEvent) else None
         try:
             images = rows.read_images(data, layout[1], event.columns_present_bitmap, after)
@@ -298,22 +335,22 @@ class BinlogChanges:
         envelope = state.envelope
         ts = now_ts()
         position_base = (position_key(tx.file, 0)[0], tx.pos, tx.row_events)
-        images = self._images(event, state, tx.pos)
-        row = state.row
+        count, row = self._rows(event, state, tx.pos)
         # source.pos is the rows event's own position (the offset keeps the transaction's start)
         base = source_block(self.settings.flavor, self.settings.prefix, state.database, state.name, ts_ms=ts_ms,
                             server_id=event.packet.server_id, file=tx.file, pos=bl.event_start(event, stream),
                             gtid=tx.gtid, thread=tx.thread, query=tx.query if self.settings.include_query else None)
         pairs = kind is bl.UpdateRowsEvent
-        for index in range(first_row, len(images) // 2 if pairs else len(images)):
+        for index in range(first_row, count // 2 if pairs else count):
             source = {**base, "row": index}
             position = (*position_base, index)
             if kind is bl.WriteRowsEvent:
-                emit.create(events, envelope, row(images[index]), source, position, ts)
+                after = row(index)
+                emit.create(events, envelope, after, source, position, ts, key=getattr(after, "key", None))
             elif kind is bl.DeleteRowsEvent:
-                emit.delete(events, envelope, row(images[index]), source, position, ts)
+                emit.delete(events, envelope, row(index), source, position, ts)
             else:
-                emit.update(events, envelope, row(images[2 * index]), row(images[2 * index + 1]), source, position, ts)
+                emit.update(events, envelope, row(2 * index), row(2 * index + 1), source, position, ts)
 
     def _signal_rows(self, event: Any, events: list[ChangeEvent], position: tuple[int, ...]) -> None:
         state = self.hooks.table_state(event.schema, event.table)

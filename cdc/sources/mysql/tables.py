@@ -22,7 +22,8 @@ log = logging.getLogger(__name__)
 
 
 class TableState:
-    __slots__ = ("table", "database", "name", "qualified", "envelope", "column_count", "_spec", "_set_columns")
+    __slots__ = ("table", "database", "name", "qualified", "envelope", "column_count", "modes", "_spec",
+                 "_set_columns")
 
     def __init__(
         self,
@@ -39,6 +40,7 @@ class TableState:
         self.name = table.id.table
         self.qualified = f"{self.database}.{self.name}"
         self.column_count = len(table.columns)
+        self.modes = modes
         spec: list[tuple[int, str, Callable[[Any], Any], Any]] = []
         fields: list[dict[str, Any]] = []
         by_name: dict[str, dict[str, Any]] = {}
@@ -66,6 +68,11 @@ class TableState:
             value_fields=fields,
             source_schema=source_schema,
         )
+
+    @property
+    def spec(self) -> tuple[tuple[int, str, Callable[[Any], Any], Any], ...]:
+        """Per output field: (column index, name, converter, the value of a None)."""
+        return self._spec
 
     def row(self, values: Sequence[Any]) -> dict[str, Any]:
         """A row image (values in table column order) as the event's row struct."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from cdc.config import Option, non_negative
+from cdc.core.native_row import NATIVE_ROWS_OPTION
 from cdc.core.options import RETRY_OPTIONS, connection_options, snapshot_options
 from cdc.core.signals import SIGNAL_OPTIONS
 
@@ -25,8 +26,7 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
            choices=("pgoutput",)),
     Option("slot.name", str, "debezium", "Name of the logical replication slot.", validator=_slot_name),
     Option("slot.drop.on.stop", bool, False, "Drop the slot when the pipeline stops cleanly (tests, demos)."),
-    Option("native.rows", bool, True, "Encode streamed rows with the compiled codec (cdc_native, built from native/) "
-           "when it is installed and rows go straight to the JSON converter (no transforms); same bytes, less time."),
+    NATIVE_ROWS_OPTION,
     Option("slot.max.retries", int, 6, "Attempts to acquire a slot that is still active for another process.",
            validator=non_negative),
     Option("slot.retry.delay.ms", int, 2000, "Pause between those attempts."),

@@ -16,35 +16,16 @@ one warning says so and everything runs in Python.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
+from cdc.core.native_row import NativeRow, native_module
 from cdc.sources.postgres import types as pg_types
 from cdc.sources.postgres.snapshot import parse_line
 
 log = logging.getLogger(__name__)
-
-_module: Any = None
-_warned = False
-
-
-def native_module() -> Any:
-    """``cdc_native``, or None (with one warning per process) when it is not installed."""
-    global _module, _warned
-    if _module is None:
-        try:
-            import cdc_native
-        except ImportError:
-            if not _warned:
-                _warned = True
-                log.warning("the compiled row codec (cdc_native) is not installed: rows are converted in Python. "
-                            "Build it with a Rust toolchain: pip install ./native")
-            return None
-        _module = cdc_native
-    return _module
-
 
 def column_kind(pg_type: pg_types.PgType, typmod: int, modes: pg_types.TypeModes, convert: Any) -> str:
     """The codec's kind for a column (what ``cdc_native.RowCodec`` takes), mirroring the choice
@@ -128,46 +109,6 @@ def key_spec_of(state: Any) -> list[tuple[int, str, str, Any]]:
         mode = "int" if kind == "int" else "str" if convert is pg_types._text else "python"
         spec.append((index, name, mode, convert))
     return spec
-
-
-class NativeRow(Mapping[str, Any]):
-    """A row the codec encoded: ``json`` for the converter, ``key`` (the envelope's key: the key
-    columns, in its order) without decoding the rest; any other read decodes the whole row the
-    Python way (once), by ``decode(*args)``."""
-
-    __slots__ = ("json", "key", "_keys", "_decode", "_args", "_full")
-
-    def __init__(self, json: bytes, key: dict[str, Any] | None, decode: Any, *args: Any) -> None:
-        self.json = json
-        self.key = key
-        self._keys = key or {}
-        self._decode = decode
-        self._args = args
-        self._full: dict[str, Any] | None = None
-
-    def _row(self) -> dict[str, Any]:
-        if self._full is None:
-            self._full = self._decode(*self._args)
-        return self._full
-
-    def __getitem__(self, name: str) -> Any:
-        if name in self._keys:
-            return self._keys[name]
-        return self._row()[name]
-
-    def get(self, name: str, default: Any = None) -> Any:
-        if name in self._keys:
-            return self._keys[name]
-        return self._row().get(name, default)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._row())
-
-    def __len__(self) -> int:
-        return len(self._row())
-
-    def __repr__(self) -> str:
-        return f"NativeRow({self.json.decode()})"
 
 
 class RowEncoder:
