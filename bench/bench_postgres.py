@@ -4,6 +4,7 @@
     python bench/bench_postgres.py snapshot [--rows 200000]   ours -> file sink vs COPY (SELECT ...) TO STDOUT
     python bench/bench_postgres.py memory   [--rows 1000000]  one big transaction streamed: peak RSS
     add --profile to write a pyinstrument profile of our side (bench/profile-<mode>.html)
+    add --no-schemas for JSON without the schema in each record (schemas.enable=false)
 
 Targets (aims, not gates): stream >= 0.5, snapshot >= 0.25, memory < 300 MB.
 """
@@ -34,6 +35,9 @@ TABLE = """CREATE TABLE bench (id bigint PRIMARY KEY, name text NOT NULL, amount
            created timestamptz NOT NULL, flag boolean, note varchar(64))"""
 
 
+SCHEMAS = {"enable": True}  # --no-schemas: schemas.enable=false
+
+
 def load(conn: psycopg.Connection, rows: int, per_tx: int) -> None:
     for start in range(0, rows, per_tx):
         conn.execute(
@@ -62,7 +66,7 @@ def run_ours(props: dict[str, str], out: Path, target: int, mode: str, profile: 
                      "snapshot.progress": "off"}).declare(CORE_OPTIONS)
     source = PostgresSource(config)
     source.native_rows = native  # the compiled row codec (cdc_native) when installed, as the pipeline does
-    engine = CountingEngine(source, FileSink(config), JsonConverter(True), MemoryOffsetStore(),
+    engine = CountingEngine(source, FileSink(config), JsonConverter(SCHEMAS["enable"]), MemoryOffsetStore(),
                             flush_interval_s=0.5, target=target)
     profiler = None
     if profile:
@@ -176,7 +180,11 @@ def main() -> None:
     parser.add_argument("mode", choices=("stream", "snapshot", "memory", "all"))
     parser.add_argument("--rows", type=int)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--no-schemas", action="store_true", help="JsonConverter with schemas.enable=false")
     args = parser.parse_args()
+    SCHEMAS["enable"] = not args.no_schemas
+    if args.no_schemas:
+        print("schemas.enable=false: records without their schema (Debezium's figure keeps them)")
     if shutil.which("psql") is None:
         sys.exit("psql is needed (scripts/postgres.sh installs it)")
     if args.mode in ("stream", "all"):
