@@ -469,8 +469,10 @@ class PostgresSource:
                     row: Any = native.copy_row if native is not None else state.row
                     for values in rows:
                         seq += 1
-                        marks.hold(envelope.event(OP_READ, None, row(values), marks.source(shared),
-                                                  position=(lsn, 0, seq), ts=ts), events)
+                        after = row(values)  # a NativeRow carries the key: it is not read back from the row
+                        marks.hold(envelope.event(OP_READ, None, after, marks.source(shared),
+                                                  key=getattr(after, "key", None), position=(lsn, 0, seq), ts=ts),
+                                   events)
                     progress.advance(len(rows))
                     if events:
                         yield Batch(events)
