@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import debezium  # noqa: E402
 from bench.bench_postgres import CountingEngine  # noqa: E402
+from bench.common import timed_run  # noqa: E402
 from cdc.config import CORE_OPTIONS, Config  # noqa: E402
 from cdc.core.converters import JsonConverter  # noqa: E402
 from cdc.core.offsets import MemoryOffsetStore  # noqa: E402
@@ -97,20 +98,7 @@ def run_ours(args: dict[str, Any], db: str, conn: Any, file: str, pos: int, rows
         engine = CountingEngine(source, FileSink(config), JsonConverter(True),
                                 MemoryOffsetStore({"file": file, "pos": pos, "event": 0, "row": 0}),
                                 flush_interval_s=0.5, target=rows)
-        profiler = None
-        if profile:
-            from pyinstrument import Profiler
-
-            profiler = Profiler()
-            profiler.start()
-        started = time.perf_counter()
-        engine.run()
-        ours = time.perf_counter() - started
-        if profiler is not None:
-            profiler.stop()
-            print(profiler.output_text(unicode=False, color=False, show_all=False)[:6000])
-        assert engine.events_written >= rows, engine.events_written
-    return ours
+        return timed_run(engine, rows, profile)
 
 
 def _codec() -> bool:

@@ -23,7 +23,7 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import debezium  # noqa: E402
-from bench.common import peak_rss_mb, pg_bin, scratch_database  # noqa: E402
+from bench.common import peak_rss_mb, pg_bin, scratch_database, timed_run  # noqa: E402
 from cdc.config import CORE_OPTIONS, Config  # noqa: E402
 from cdc.core.converters import JsonConverter  # noqa: E402
 from cdc.core.offsets import MemoryOffsetStore  # noqa: E402
@@ -68,21 +68,7 @@ def run_ours(props: dict[str, str], out: Path, target: int, mode: str, profile: 
     source.native_rows = native  # the compiled row codec (cdc_native) when installed, as the pipeline does
     engine = CountingEngine(source, FileSink(config), JsonConverter(SCHEMAS["enable"]), MemoryOffsetStore(),
                             flush_interval_s=0.5, target=target)
-    profiler = None
-    if profile:
-        from pyinstrument import Profiler
-
-        profiler = Profiler()
-        profiler.start()
-    started = time.perf_counter()
-    engine.run()
-    elapsed = time.perf_counter() - started
-    if profiler is not None:
-        profiler.stop()
-        Path(profile).write_text(profiler.output_html())
-        print(profiler.output_text(unicode=False, color=False, show_all=False)[:6000])
-    assert engine.events_written >= target, engine.events_written
-    return elapsed
+    return timed_run(engine, target, bool(profile), profile)
 
 
 def stream(rows: int, profile: bool) -> None:

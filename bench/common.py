@@ -8,7 +8,7 @@ import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -53,3 +53,24 @@ def scratch_database() -> Iterator[dict[str, str]]:
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def timed_run(engine: Any, target: int, profile: bool, html: str | None = None) -> float:
+    """Seconds ``engine.run()`` took to write ``target`` events; with ``profile``, a pyinstrument
+    profile of it is printed (and written as HTML to ``html`` when given)."""
+    profiler = None
+    if profile:
+        from pyinstrument import Profiler
+
+        profiler = Profiler()
+        profiler.start()
+    started = time.perf_counter()
+    engine.run()
+    elapsed = time.perf_counter() - started
+    if profiler is not None:
+        profiler.stop()
+        if html:
+            Path(html).write_text(profiler.output_html())
+        print(profiler.output_text(unicode=False, color=False, show_all=False)[:6000])
+    assert engine.events_written >= target, engine.events_written
+    return elapsed

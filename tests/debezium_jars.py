@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 FETCH = Path(__file__).resolve().parent / "conformance" / "debezium" / "fetch.sh"
+RUNNER = FETCH.parent / "DebeziumRunner.java"  # the embedded engine's runner the suite compiles
 
 
 def debezium_lib(db: str) -> Path | None:

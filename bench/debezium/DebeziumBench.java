@@ -16,11 +16,8 @@ import io.debezium.engine.format.ChangeEventFormat;
 import java.io.BufferedOutputStream;
 import java.io.FileOutputStream;
 import java.io.FileReader;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import javax.management.MBeanServer;
-import javax.management.ObjectName;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Properties;
@@ -94,7 +91,7 @@ public class DebeziumBench {
         boolean announced = args.length < 5;
         while (count.get() < target) {
             Thread.sleep(20);
-            if (!announced && streamingConnected()) {
+            if (!announced && DebeziumRunner.streamingConnected()) {
                 Thread.sleep(500);  // the binlog client settles
                 Files.writeString(Path.of(args[4]), "ready\n");
                 announced = true;
@@ -120,21 +117,5 @@ public class DebeziumBench {
             out.close();
         }
         System.exit(status);
-    }
-
-    /** True once a connector's streaming metrics MBean reports Connected. */
-    private static boolean streamingConnected() {
-        try {
-            MBeanServer server = ManagementFactory.getPlatformMBeanServer();
-            for (ObjectName name : server.queryNames(
-                    new ObjectName("debezium.*:type=connector-metrics,context=streaming,*"), null)) {
-                if (Boolean.TRUE.equals(server.getAttribute(name, "Connected"))) {
-                    return true;
-                }
-            }
-        } catch (Exception e) {
-            // not registered yet
-        }
-        return false;
     }
 }

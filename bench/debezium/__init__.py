@@ -4,35 +4,31 @@ JsonConverter with schemas into a buffered file, timed from the first record to 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.debezium_jars import RUNNER, debezium_lib
+
 HERE = Path(__file__).resolve().parent
-FETCH = HERE.parent.parent / "tests" / "conformance" / "debezium" / "fetch.sh"
 
 
 def classpath(db: str) -> str | None:
-    """Debezium's jars for ``db`` plus this runner compiled, or None (no Java, or not fetched and
-    ``fetch`` false)."""
-    if not (shutil.which("java") and shutil.which("javac")):
+    """Debezium's jars for ``db`` (fetched as the conformance suite fetches them) plus this runner
+    compiled beside the suite's (whose readiness check it shares), or None without Java and Maven."""
+    lib = debezium_lib(db)
+    if lib is None:
         return None
-    cache = Path.home() / ".cache" / "cdc" / f"debezium-{db}"
-    if not any((cache / "lib").glob("debezium-*.jar")):
-        if not shutil.which("mvn"):
-            return None
-        subprocess.run(["bash", str(FETCH), db], check=True, capture_output=True)
-    classes = cache / "bench-classes"
-    source = HERE / "DebeziumBench.java"
+    classes = lib.parent / "bench-classes"
+    sources = [HERE / "DebeziumBench.java", RUNNER]
     compiled = classes / "DebeziumBench.class"
-    if not compiled.exists() or compiled.stat().st_mtime < source.stat().st_mtime:
+    if not compiled.exists() or any(compiled.stat().st_mtime < s.stat().st_mtime for s in sources):
         classes.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["javac", "-nowarn", "-d", str(classes), "-cp", f"{cache}/lib/*", str(source)], check=True,
+        subprocess.run(["javac", "-nowarn", "-d", str(classes), "-cp", f"{lib}/*", *map(str, sources)], check=True,
                        capture_output=True)
-    return f"{cache}/lib/*:{classes}"
+    return f"{lib}/*:{classes}"
 
 
 def rate(db: str, properties: dict[str, str], topic: str, count: int,

@@ -20,8 +20,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
-use super::{days_from_civil, days_in_month, fallback, write_fraction, write_i64, write_string, write_two,
-            write_unscaled_value, DAY_US};
+use super::{days_from_civil, days_in_month, fallback, write_i64, write_string, write_unscaled_value,
+            write_zoned_micros, DAY_US};
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Layout {
@@ -200,24 +200,9 @@ fn write_value(out: &mut Vec<u8>, kind: Kind, value: &[u8]) -> PyResult<bool> {
             }
         }
         Kind::Timestamp2 { fsp, digits } => {
-            let seconds = be(&value[..4]) as i64;
+            let seconds = be(&value[..4]) as i64; // 1970..2106
             let micros = fraction_micros(&value[4..4 + fraction_size(fsp)]);
-            let (days, rest) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
-            let (year, month, day) = super::civil_from_days(days);
-            out.push(b'"');
-            write_i64(out, year); // 1970..2106: four digits
-            out.push(b'-');
-            write_two(out, month);
-            out.push(b'-');
-            write_two(out, day);
-            out.push(b'T');
-            write_two(out, rest / 3600);
-            out.push(b':');
-            write_two(out, rest / 60 % 60);
-            out.push(b':');
-            write_two(out, rest % 60);
-            write_fraction(out, micros, digits.min(6));
-            out.extend_from_slice(b"Z\"");
+            write_zoned_micros(out, seconds * 1_000_000 + micros, digits.min(6));
         }
     }
     Ok(true)

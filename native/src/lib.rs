@@ -576,7 +576,12 @@ fn write_two(out: &mut Vec<u8>, value: i64) {
 /// infinity: the Python path).
 fn write_zoned_timestamp(out: &mut Vec<u8>, text: &[u8], width: usize) -> Option<()> {
     let local = text.strip_suffix(b"+00")?;
-    let micros = timestamp_micros(local)?;
+    write_zoned_micros(out, timestamp_micros(local)?, width);
+    Some(())
+}
+
+/// Epoch microseconds (years 0..=9999) as a ZonedTimestamp in UTC, `width` fraction digits (0: trimmed).
+fn write_zoned_micros(out: &mut Vec<u8>, micros: i64, width: usize) {
     let days = micros.div_euclid(DAY_US);
     let rest = micros.rem_euclid(DAY_US);
     let (year, month, day) = civil_from_days(days);
@@ -596,7 +601,6 @@ fn write_zoned_timestamp(out: &mut Vec<u8>, text: &[u8], width: usize) -> Option
     write_two(out, seconds % 60);
     write_fraction(out, rest % 1_000_000, width);
     out.extend_from_slice(b"Z\"");
-    Some(())
 }
 
 fn read_i32(data: &[u8], at: usize) -> Option<i32> {

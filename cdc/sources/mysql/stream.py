@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.envelope import now_ts
 from cdc.core.errors import SourceError
+from cdc.core.native_row import native_module
 from cdc.core.records import ChangeEvent
 from cdc.core.schema import parse_table_id
 from cdc.core.schema_change import SchemaChangeEvents
@@ -239,10 +240,8 @@ class BinlogChanges:
         readers = [rows.reader(binlog_column.type, binlog_column, unsigned=is_unsigned(column))
                    for binlog_column, column in zip(mapped.columns, columns, strict=True)]
         codec = binlog_codec(state, mapped.columns, state.modes) if self.native else None
-        if codec is not None and self._fallback is None:
-            import cdc_native
-
-            self._fallback = cdc_native.Fallback
+        if codec is not None:
+            self._fallback = native_module().Fallback
         self._layouts[event.table_id] = (state, readers, codec)
         return Step.NONE
 
@@ -256,9 +255,8 @@ class BinlogChanges:
     def _rows(self, event: Any, state: TableState, pos: int) -> tuple[int, Callable[[int], Any]]:
         """The row images of a rows event: their number and image i as the event's row, through the
         compiled codec when the table has one and it takes the event, else decoded here."""
-        layout = self._layout(event, state, pos)
+        _, readers, codec = self._layout(event, state, pos)
         data = event.packet.read(event.event_size - event.packet.read_bytes)
-        codec = layout[2]
         if codec is not None:
             after = getattr(event, "columns_present_bitmap2", None) if isinstance(event, bl.UpdateRowsEvent) else None
             try:
@@ -267,23 +265,23 @@ class BinlogChanges:
                 pass
             else:
                 native = EventRows(encoded, lambda: [state.row(image) for image in self._decode(event, state, pos,
-                                                                                                data)],
+                                                                                                data, readers)],
                                    bool(state.envelope.key_fields))
                 return len(native), native.row
-        images = self._decode(event, state, pos, data)
+        images = self._decode(event, state, pos, data, readers)
         row = state.row
         return len(images), lambda index: row(images[index])
 
     def _images(self, event: Any, state: TableState, pos: int) -> list[list[Any]]:
         """The row images of a rows event, decoded from our schema (never the library's ``rows``)."""
-        self._layout(event, state, pos)
-        return self._decode(event, state, pos, event.packet.read(event.event_size - event.packet.read_bytes))
+        readers = self._layout(event, state, pos)[1]
+        return self._decode(event, state, pos, event.packet.read(event.event_size - event.packet.read_bytes), readers)
 
-    def _decode(self, event: Any, state: TableState, pos: int, data: bytes) -> list[list[Any]]:
-        layout = self._layout(event, state, pos)
+    def _decode(self, event: Any, state: TableState, pos: int, data: bytes, readers: list[rows.Reader]
+                ) -> list[list[Any]]:
         after = getattr(event, "columns_present_bitmap2", None) if isinstance(event, bl.UpdateRowsEvent) else None
         try:
-            images = rows.read_images(data, layout[1], event.columns_present_bitmap, after)
+            images = rows.read_images(data, readers, event.columns_present_bitmap, after)
         except (IndexError, ValueError, struct.error) as exc:
             raise SourceError(f"cannot decode rows of {state.qualified} at {self.file}:{pos}: {exc}",
                               fix="the schema history does not match the table at this binlog position; "

@@ -140,8 +140,8 @@ public class DebeziumRunner {
         return bytes == null ? null : JSON.readTree(bytes);
     }
 
-    /** True once a connector's streaming metrics MBean reports Connected. */
-    private static boolean streamingConnected() {
+    /** True once a connector's streaming metrics MBean reports Connected (bench/debezium uses it too). */
+    static boolean streamingConnected() {
         try {
             MBeanServer server = ManagementFactory.getPlatformMBeanServer();
             Set<ObjectName> names = server.queryNames(new ObjectName("debezium.*:type=connector-metrics,context=streaming,*"), null);
