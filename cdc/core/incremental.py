@@ -233,14 +233,23 @@ class IncrementalSnapshot:
                 log.error("incremental snapshot of %s skipped: %s", task.table, exc)
                 self.tables.pop(0)
                 continue
-            columns = tuple(task.key_columns or ())
-            buffer: dict[tuple[Any, ...], ChangeEvent] = {}
-            for _, event in rows:
-                key = event_key(event, columns)
-                if key is not None:
-                    buffer[key] = event
-            self.window = Window(chunk_id, task, columns, buffer, last_key, exhausted=len(rows) < self.chunk_size)
+            self.window = Window(chunk_id, task, tuple(task.key_columns or ()), {}, last_key,
+                                 exhausted=len(rows) < self.chunk_size)
+            self._fill(self.window, rows)
             return
+
+    @staticmethod
+    def _fill(window: Window, rows: list[tuple[list[Any], ChangeEvent]]) -> None:
+        """A chunk's rows into its window's buffer, by key; replaying, less the keys streamed inside
+        the window (``changed``), which the stream carries."""
+        for _, event in rows:
+            key = event_key(event, window.columns)
+            if key is None:
+                continue
+            if window.changed is not None and key in window.changed:
+                window.dropped += 1
+            else:
+                window.buffer[key] = event
 
     def _open_data(self, task: TableTask) -> dict[str, Any] | None:
         if not self.run:
@@ -323,14 +332,7 @@ class IncrementalSnapshot:
             except ChunkError as exc:
                 log.error("replaying chunk %s of %s: %s", chunk_id, task.table, exc)
                 rows = []
-            for _, event in rows:
-                key = event_key(event, window.columns)
-                if key is None:
-                    continue
-                if key in window.changed:
-                    window.dropped += 1
-                else:
-                    window.buffer[key] = event
+            self._fill(window, rows)
         window.changed = None
         self.replayed_chunks += 1
 
