@@ -3,6 +3,7 @@
     offset = store.load()
     for batch in source.stream(offset):          # log order
         sink.write(convert(transforms(batch.events)))
+        sink.write(batch.encoded spliced into records)   # a snapshot's rows the codec encoded
         pending = batch.offset or pending
         every offset.flush.interval.ms (and at stop):
             sink.flush()                          # everything written is durable
@@ -24,8 +25,9 @@ from types import FrameType
 from typing import Any, Protocol
 
 from cdc.core.converters import Converter
+from cdc.core.encoded_rows import record_pieces
 from cdc.core.offsets import OffsetStore
-from cdc.core.records import Batch
+from cdc.core.records import Batch, EncodedRows
 from cdc.core.sink import Sink
 from cdc.core.source import Source
 from cdc.transforms.chain import TransformChain
@@ -96,6 +98,8 @@ class Engine:
                 if events:
                     self.sink.write([to_record(e) for e in events])
                     self.events_written += len(events)
+                if batch.encoded is not None:
+                    self._write_encoded(batch.encoded)
                 if batch.offset is not None:
                     pending = batch.offset
                 now = time.monotonic()
@@ -126,6 +130,17 @@ class Engine:
                 self.offsets.close()
         if self._failure is not None:
             raise self._failure
+
+    def _write_encoded(self, encoded: EncodedRows) -> None:
+        """Rows the codec encoded: the template serialized once, the records spliced around it, by
+        the sink in one go where it can (``write_encoded``), else as records one by one."""
+        pieces = record_pieces(self.converter, encoded.template)
+        write_encoded = getattr(self.sink, "write_encoded", None)
+        if write_encoded is not None:
+            write_encoded(pieces, encoded)
+        else:
+            self.sink.write(pieces.records(encoded))
+        self.events_written += len(encoded.rows)
 
     def _commit_after_error(self, offset: dict[str, Any]) -> None:
         """The batches before the failure were written whole: store their offset if the sink can

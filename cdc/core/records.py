@@ -47,6 +47,18 @@ class SinkRecord:
 
 
 @dataclass(slots=True)
+class EncodedRows:
+    """Rows of one table the compiled codec already wrote as JSON (a snapshot's bulk): each is the
+    event ``template`` with ``rows[i]`` for its ``after`` and ``keys[i]`` for its key (``keys`` None:
+    the table has no key). Only a JSON converter without transforms gets them; the engine splices
+    them into records around the template's serialized pieces (:mod:`cdc.core.encoded_rows`)."""
+
+    template: ChangeEvent
+    rows: list[bytes]
+    keys: list[bytes] | None
+
+
+@dataclass(slots=True)
 class Batch:
     """Events handed from a source to the engine.
 
@@ -57,6 +69,8 @@ class Batch:
 
     events: list[ChangeEvent] = field(default_factory=list)
     offset: dict[str, Any] | None = None
+    # More events, after ``events``, already encoded (sources do this only when told to: native_rows).
+    encoded: EncodedRows | None = None
     # True when the source has handed over everything the log held when it looked: a bounded
     # reader (Spark's micro-batches) may end its batch here.
     caught_up: bool = False

@@ -53,6 +53,12 @@ class SnapshotMarks:
             out.append(self.pending)
         self.pending = event
 
+    def release(self, out: list[ChangeEvent]) -> None:
+        """Hand the event held back to ``out`` now: events follow that are neither first nor last."""
+        if self.pending is not None:
+            out.append(self.pending)
+            self.pending = None
+
     def end_table(self, table_id: str) -> None:
         """``table_id`` has no more rows: the event held back, if it is that table's, is its last."""
         pending = self.pending

@@ -185,7 +185,8 @@ class PipelineMetrics:
         if batch.offset is not None:
             self.read_offset = batch.offset
         events = batch.events
-        if not events:
+        encoded = batch.encoded  # snapshot rows the codec encoded: each a copy of its template but the row
+        if not events and encoded is None:
             return
         now = self._clock()
         if self._unacked_since is None:
@@ -231,8 +232,13 @@ class PipelineMetrics:
                 last_tx = tx
         if run:
             counts[(prev_table, prev_op)] = counts.get((prev_table, prev_op), 0) + run
+        if encoded is not None and encoded.rows:
+            last = encoded.template
+            table = last.table_id
+            counts[(table, "r")] = counts.get((table, "r"), 0) + len(encoded.rows)
+            plain = True  # their mark is "true": first and last marks go on events
         self._tx_field, self._last_tx = tx_field, last_tx
-        self.records.inc(len(events))
+        self.records.inc(len(events) + (len(encoded.rows) if encoded is not None else 0))
         if not counts:
             return
         with self._lock:

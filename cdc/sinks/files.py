@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import IO
 
 from cdc.config import Config, Option
+from cdc.core.encoded_rows import RecordPieces, write_spliced
 from cdc.core.errors import SinkError
-from cdc.core.records import SinkRecord
+from cdc.core.records import EncodedRows, SinkRecord
 
 _FOLDER_FIX = ("make sink.files.directory (--output) a folder the user running cdc can create and write, "
                "or point it at another one")
@@ -25,15 +26,18 @@ FILE_OPTIONS: tuple[Option, ...] = (
 )
 
 
+def _headers_json(headers: list[tuple[str, bytes]] | None) -> bytes:
+    if not headers:
+        return b"null"
+    return b"{" + b",".join(b'"' + name.encode() + b'":' + value for name, value in headers) + b"}"
+
+
 def record_line(record: SinkRecord) -> bytes:
     """One JSON line; key/value/header bytes are spliced in as they are (already JSON)."""
-    headers = b"null"
-    if record.headers:
-        headers = b"{" + b",".join(b'"' + name.encode() + b'":' + value for name, value in record.headers) + b"}"
     return (
         b'{"topic":"' + record.topic.encode() + b'","key":' + (record.key or b"null")
         + b',"value":' + (record.value if record.value is not None else b"null")
-        + b',"headers":' + headers + b"}\n"
+        + b',"headers":' + _headers_json(record.headers) + b"}\n"
     )
 
 
@@ -108,6 +112,19 @@ class FileSink:
                 handle.write(b',"headers":null}\n')
             else:
                 handle.write(record_line(record))
+
+    def write_encoded(self, pieces: RecordPieces, encoded: EncodedRows) -> None:
+        """A batch of rows the codec encoded, as the lines ``write`` would give their records, in one write."""
+        handle = self._files.get(pieces.topic) or self._file(pieces.topic)
+        line_end = b',"headers":' + _headers_json(pieces.headers) + b"}\n"
+        start = b'{"topic":"' + pieces.topic.encode() + b'","key":'
+        value_head, value_tail = pieces.value
+        if pieces.key is None or encoded.keys is None:
+            write_spliced(handle, [start + b'null,"value":' + value_head, value_tail + line_end], [encoded.rows])
+            return
+        key_head, key_tail = pieces.key
+        write_spliced(handle, [start + key_head, key_tail + b',"value":' + value_head, value_tail + line_end],
+                      [encoded.keys, encoded.rows])
 
     def flush(self) -> None:
         try:

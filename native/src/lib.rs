@@ -14,7 +14,7 @@
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use std::fmt::Write as _;
 
 create_exception!(cdc_native, Fallback, PyException, "This row is for the Python path.");
@@ -54,6 +54,7 @@ struct Column {
     index: usize,
     kind: Kind,
     prefix: Vec<u8>, // `{"name":` or `,"name":`
+    name: Vec<u8>,   // `"name"`
     convert: Option<PyObject>,
 }
 
@@ -72,6 +73,7 @@ struct RowCodec {
     min_width: usize,
     keys: Vec<usize>,
     key_spec: Option<Vec<KeyColumn>>,
+    key_fields: Vec<usize>, // positions in `columns` whose JSON makes the key struct, in its order
     dumps: Option<PyObject>,
 }
 
@@ -670,11 +672,13 @@ impl RowCodec {
     /// it is to be checked; `keys`: tuple indexes whose texts `encode` also returns; `dumps`:
     /// orjson.dumps, for `python` columns. `key_spec`: instead of the key texts, `encode` returns
     /// the envelope's key as a dict, one entry per `(tuple index, name, "int" | "str" | "python",
-    /// converter)`: an int parsed here, the text as a str, or `converter(text)`.
+    /// converter)`: an int parsed here, the text as a str, or `converter(text)`. `key_fields`: the
+    /// positions in `columns` of the key struct's fields, in its order, for `encode_copy_batch`.
     #[new]
-    #[pyo3(signature = (columns, width=None, keys=None, dumps=None, key_spec=None))]
+    #[pyo3(signature = (columns, width=None, keys=None, dumps=None, key_spec=None, key_fields=None))]
     fn new(columns: Vec<Bound<'_, PyTuple>>, width: Option<usize>, keys: Option<Vec<usize>>,
-           dumps: Option<PyObject>, key_spec: Option<Vec<Bound<'_, PyTuple>>>) -> PyResult<Self> {
+           dumps: Option<PyObject>, key_spec: Option<Vec<Bound<'_, PyTuple>>>,
+           key_fields: Option<Vec<usize>>) -> PyResult<Self> {
         let bad = |why: &str| PyValueError::new_err(format!("bad column specification: {why}"));
         let mut out = Vec::with_capacity(columns.len());
         let mut min_width = 0;
@@ -697,14 +701,16 @@ impl RowCodec {
                 return Err(bad("a tuple index past the width"));
             }
             min_width = min_width.max(index + 1);
-            let mut prefix = vec![if n == 0 { b'{' } else { b',' }];
+            let mut name_json = Vec::new();
             if let Ok(json) = name.downcast::<PyBytes>() {
-                prefix.extend_from_slice(json.as_bytes());
+                name_json.extend_from_slice(json.as_bytes());
             } else {
-                write_string(&mut prefix, name.extract::<String>()?.as_bytes());
+                write_string(&mut name_json, name.extract::<String>()?.as_bytes());
             }
+            let mut prefix = vec![if n == 0 { b'{' } else { b',' }];
+            prefix.extend_from_slice(&name_json);
             prefix.push(b':');
-            out.push(Column { index, kind, prefix, convert });
+            out.push(Column { index, kind, prefix, name: name_json, convert });
         }
         let keys = keys.unwrap_or_default();
         if let Some(&k) = keys.iter().find(|&&k| k >= width.unwrap_or(usize::MAX)) {
@@ -737,7 +743,11 @@ impl RowCodec {
                 Some(parsed)
             }
         };
-        Ok(RowCodec { columns: out, width, min_width, keys, key_spec, dumps })
+        let key_fields = key_fields.unwrap_or_default();
+        if key_fields.iter().any(|&k| k >= out.len()) {
+            return Err(bad("a key field past the columns"));
+        }
+        Ok(RowCodec { columns: out, width, min_width, keys, key_spec, key_fields, dumps })
     }
 
     /// The kinds of the columns, in order (what `new` understood).
@@ -785,35 +795,79 @@ impl RowCodec {
     /// texts pgoutput sends, so the same column writers. `Fallback` for a row for the Python path.
     fn encode_copy<'py>(&self, py: Python<'py>, line: &[u8])
                         -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyAny>)> {
-        let mut owned: Vec<Option<Vec<u8>>> = Vec::new(); // unescaped fields, where a field had escapes
-        let mut spans: Vec<Option<(usize, usize)>> = Vec::new();
-        for field in line.split(|&b| b == b'\t') {
-            let start = field.as_ptr() as usize - line.as_ptr() as usize;
-            if field == b"\\N" {
-                spans.push(None);
-                owned.push(None);
-            } else if field.contains(&b'\\') {
-                owned.push(Some(unescape_copy(field)));
-                spans.push(Some((start, start + field.len())));
-            } else {
-                owned.push(None);
-                spans.push(Some((start, start + field.len())));
-            }
-        }
-        if self.width.is_some_and(|w| w != spans.len()) || spans.len() < self.min_width {
-            return Err(fallback("the row's width is not the table's"));
-        }
-        let values: Vec<Option<&[u8]>> = spans
-            .iter()
-            .zip(owned.iter())
-            .map(|(span, own)| match (span, own) {
-                (None, _) => None,
-                (Some(_), Some(buffer)) => Some(buffer.as_slice()),
-                (Some((a, b)), None) => Some(&line[*a..*b]),
-            })
-            .collect();
+        let fields = split_copy(line);
+        let values = copy_values(&fields);
+        self.check_width(values.len())?;
         self.write_row(py, &values, line.len())
     }
+
+    /// A batch of COPY lines (as `encode_copy` takes them) in one call: `(row struct JSONs, key
+    /// struct JSONs)`, the keys written from the row's own field JSON by `key_fields` (None when
+    /// it names none). `Fallback` when any row is for the Python path; nothing is returned then.
+    fn encode_copy_batch<'py>(&self, py: Python<'py>, lines: Vec<Bound<'py, PyBytes>>)
+                              -> PyResult<(Bound<'py, PyList>, Option<Bound<'py, PyList>>)> {
+        let rows = PyList::empty(py);
+        let keys = (!self.key_fields.is_empty()).then(|| PyList::empty(py));
+        let mut out: Vec<u8> = Vec::with_capacity(256);
+        let mut spans: Vec<(usize, usize)> = Vec::with_capacity(self.columns.len());
+        let mut key: Vec<u8> = Vec::with_capacity(64);
+        for line in &lines {
+            let line = line.as_bytes();
+            let fields = split_copy(line);
+            let values = copy_values(&fields);
+            self.check_width(values.len())?;
+            out.clear();
+            spans.clear();
+            self.write_fields(py, &values, &mut out, &mut spans)?;
+            rows.append(PyBytes::new(py, &out))?;
+            if let Some(keys) = &keys {
+                key.clear();
+                for (n, &field) in self.key_fields.iter().enumerate() {
+                    key.push(if n == 0 { b'{' } else { b',' });
+                    key.extend_from_slice(&self.columns[field].name);
+                    key.push(b':');
+                    let (start, end) = spans[field];
+                    key.extend_from_slice(&out[start..end]);
+                }
+                key.push(b'}');
+                keys.append(PyBytes::new(py, &key))?;
+            }
+        }
+        Ok((rows, keys))
+    }
+}
+
+/// One field of a COPY text line.
+enum CopyField<'a> {
+    Null,
+    Plain(&'a [u8]),
+    Escaped(Vec<u8>), // with its backslash escapes resolved
+}
+
+/// A COPY text line (without its newline) as its tab-separated fields.
+fn split_copy(line: &[u8]) -> Vec<CopyField<'_>> {
+    line.split(|&b| b == b'\t')
+        .map(|field| {
+            if field == b"\\N" {
+                CopyField::Null
+            } else if field.contains(&b'\\') {
+                CopyField::Escaped(unescape_copy(field))
+            } else {
+                CopyField::Plain(field)
+            }
+        })
+        .collect()
+}
+
+fn copy_values<'a>(fields: &'a [CopyField<'_>]) -> Vec<Option<&'a [u8]>> {
+    fields
+        .iter()
+        .map(|field| match field {
+            CopyField::Null => None,
+            CopyField::Plain(text) => Some(*text),
+            CopyField::Escaped(buffer) => Some(buffer.as_slice()),
+        })
+        .collect()
 }
 
 /// A COPY text field with its backslash escapes resolved (\b \f \n \r \t \v, else the
@@ -846,17 +900,8 @@ impl RowCodec {
     fn write_row<'py>(&self, py: Python<'py>, values: &[Option<&[u8]>], size: usize)
                       -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyAny>)> {
         let mut out: Vec<u8> = Vec::with_capacity(64 + size * 2);
-        for column in &self.columns {
-            out.extend_from_slice(&column.prefix);
-            match values[column.index] {
-                None => out.extend_from_slice(b"null"),
-                Some(text) => self.write_value(py, &mut out, column, text)?,
-            }
-        }
-        if out.is_empty() {
-            out.push(b'{');
-        }
-        out.push(b'}');
+        let mut spans = Vec::with_capacity(self.columns.len());
+        self.write_fields(py, values, &mut out, &mut spans)?;
         if let Some(spec) = &self.key_spec {
             let key = PyDict::new(py);
             for column in spec {
@@ -876,6 +921,32 @@ impl RowCodec {
         Ok((PyBytes::new(py, &out), PyTuple::new(py, keys)?.into_any()))
     }
 
+    fn check_width(&self, width: usize) -> PyResult<()> {
+        if self.width.is_some_and(|w| w != width) || width < self.min_width {
+            return Err(fallback("the row's width is not the table's"));
+        }
+        Ok(())
+    }
+
+    /// The row struct's JSON into `out`, and where each column's value lies in it into `spans`.
+    fn write_fields(&self, py: Python<'_>, values: &[Option<&[u8]>], out: &mut Vec<u8>,
+                    spans: &mut Vec<(usize, usize)>) -> PyResult<()> {
+        for column in &self.columns {
+            out.extend_from_slice(&column.prefix);
+            let start = out.len();
+            match values[column.index] {
+                None => out.extend_from_slice(b"null"),
+                Some(text) => self.write_value(py, out, column, text)?,
+            }
+            spans.push((start, out.len()));
+        }
+        if out.is_empty() {
+            out.push(b'{');
+        }
+        out.push(b'}');
+        Ok(())
+    }
+
     /// A key column's value as its Python converter gives it: an int parsed here when canonical,
     /// the text as a str, else the converter's result.
     fn key_value<'py>(&self, py: Python<'py>, column: &KeyColumn, text: &[u8]) -> PyResult<Bound<'py, PyAny>> {
@@ -892,12 +963,88 @@ impl RowCodec {
     }
 }
 
+/// The records of a batch the codec encoded, put together around their fixed pieces: record i is
+/// `pieces[0] + parts[0][i] + pieces[1] + parts[1][i] + ... + pieces[n]` (n parts, n + 1 pieces).
+fn spliced_lengths(pieces: &[Bound<'_, PyBytes>], parts: &[Vec<Bound<'_, PyBytes>>]) -> PyResult<(usize, usize)> {
+    if pieces.len() != parts.len() + 1 {
+        return Err(PyValueError::new_err("splice: one piece more than there are parts"));
+    }
+    let count = parts.first().map_or(0, Vec::len);
+    if parts.iter().any(|p| p.len() != count) {
+        return Err(PyValueError::new_err("splice: parts of different lengths"));
+    }
+    let fixed: usize = pieces.iter().map(|p| p.as_bytes().len()).sum();
+    let variable: usize = parts.iter().flatten().map(|b| b.as_bytes().len()).sum();
+    Ok((count, fixed * count + variable))
+}
+
+fn splice_record(out: &mut Vec<u8>, pieces: &[Bound<'_, PyBytes>], parts: &[Vec<Bound<'_, PyBytes>>], i: usize) {
+    for (piece, part) in pieces.iter().zip(parts) {
+        out.extend_from_slice(piece.as_bytes());
+        out.extend_from_slice(part[i].as_bytes());
+    }
+    out.extend_from_slice(pieces[pieces.len() - 1].as_bytes());
+}
+
+/// Every record spliced (see `spliced_lengths`), one after the other, as one bytes: a file's lines.
+#[pyfunction]
+fn splice<'py>(py: Python<'py>, pieces: Vec<Bound<'py, PyBytes>>, parts: Vec<Vec<Bound<'py, PyBytes>>>)
+               -> PyResult<Bound<'py, PyBytes>> {
+    let (count, total) = spliced_lengths(&pieces, &parts)?;
+    let mut out = Vec::with_capacity(total);
+    for i in 0..count {
+        splice_record(&mut out, &pieces, &parts, i);
+    }
+    Ok(PyBytes::new(py, &out))
+}
+
+/// Every record spliced (see `spliced_lengths`), each its own bytes: Kafka messages.
+#[pyfunction]
+fn splice_each<'py>(py: Python<'py>, pieces: Vec<Bound<'py, PyBytes>>, parts: Vec<Vec<Bound<'py, PyBytes>>>)
+                    -> PyResult<Bound<'py, PyList>> {
+    let (count, total) = spliced_lengths(&pieces, &parts)?;
+    let list = PyList::empty(py);
+    let mut out = Vec::with_capacity(if count == 0 { 0 } else { total / count + 1 });
+    for i in 0..count {
+        out.clear();
+        splice_record(&mut out, &pieces, &parts, i);
+        list.append(PyBytes::new(py, &out))?;
+    }
+    Ok(list)
+}
+
+/// Every record spliced (see `spliced_lengths`), written to the open file `fd` in pieces of about a
+/// megabyte (the file's own buffer flushed first by the caller): no bytes object of the whole batch,
+/// which with schemas is tens of megabytes. Returns the bytes written.
+#[pyfunction]
+fn write_spliced<'py>(py: Python<'py>, fd: i32, pieces: Vec<Bound<'py, PyBytes>>,
+                      parts: Vec<Vec<Bound<'py, PyBytes>>>) -> PyResult<usize> {
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    const CHUNK: usize = 1 << 20;
+    let (count, total) = spliced_lengths(&pieces, &parts)?;
+    // The file belongs to the caller: borrowed here, never closed.
+    let mut file = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+    let mut out = Vec::with_capacity(CHUNK + total / count.max(1) + 1);
+    for i in 0..count {
+        splice_record(&mut out, &pieces, &parts, i);
+        if out.len() >= CHUNK || i + 1 == count {
+            py.allow_threads(|| file.write_all(&out))?;
+            out.clear();
+        }
+    }
+    Ok(total)
+}
+
 mod binlog;
 
 #[pymodule]
 fn cdc_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RowCodec>()?;
     m.add_class::<binlog::BinlogRowCodec>()?;
+    m.add_function(wrap_pyfunction!(splice, m)?)?;
+    m.add_function(wrap_pyfunction!(splice_each, m)?)?;
+    m.add_function(wrap_pyfunction!(write_spliced, m)?)?;
     m.add("Fallback", m.py().get_type::<Fallback>())?;
     Ok(())
 }

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from cdc.core.records import SinkRecord
@@ -127,14 +128,20 @@ def test_snapshot_same_bytes_with_and_without_the_codec(pg_db: dict[str, str], t
     from cdc.sources.postgres import native_rows
 
     encoded: list[bool] = []
-    real = native_rows.RowEncoder.copy_row
+    real, real_batch = native_rows.RowEncoder.copy_row, native_rows.RowEncoder.copy_batch
 
     def counting(self: Any, line: bytes) -> Any:
         row = real(self, line)
         encoded.append(isinstance(row, native_rows.NativeRow))
         return row
 
+    def counting_batch(self: Any, lines: list[bytes]) -> Any:
+        rows = real_batch(self, lines)
+        encoded.extend([rows is not None] * len(lines))
+        return rows
+
     monkeypatch.setattr(native_rows.RowEncoder, "copy_row", counting)
+    monkeypatch.setattr(native_rows.RowEncoder, "copy_batch", counting_batch)
     sql(pg_db, "CREATE TYPE mood AS ENUM ('happy', 'sad')", TABLE, *[f"INSERT INTO t VALUES {v}" for v in VALUES],
         "CREATE TABLE t2 (id int PRIMARY KEY, wide numeric(40,2), ms timestamptz(3))",
         "INSERT INTO t2 VALUES (1, 10 ^ 37, '2024-01-01 00:00:00.5+00'), (2, -0.01, '10000-01-01 00:00:00+00')",
@@ -154,3 +161,55 @@ def test_snapshot_same_bytes_with_and_without_the_codec(pg_db: dict[str, str], t
         assert [lsn.sub(b"", v) if isinstance(v, bytes) else v for v in _scrub(mine)] == \
             [lsn.sub(b"", v) if isinstance(v, bytes) else v for v in _scrub(theirs)]
     assert encoded.count(True) >= 4 and len(encoded) == 5, encoded
+
+
+def test_snapshot_files_same_bytes_with_and_without_the_codec(pg_db: dict[str, str], tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches of COPY lines the codec encodes in one call (all but each batch's first and last row),
+    written by the file sink in one go: through cdc.pipeline.build, as the CLI runs it (context
+    headers on), the files are those of the Python path, with each table's first and last marks."""
+    require_native()
+    from cdc.pipeline import build
+    from cdc.sources.postgres import native_rows
+
+    batches: list[int] = []
+    real_batch = native_rows.RowEncoder.copy_batch
+
+    def counting_batch(self: Any, lines: list[bytes]) -> Any:
+        rows = real_batch(self, lines)
+        batches.append(len(lines) if rows is not None else 0)
+        return rows
+
+    monkeypatch.setattr(native_rows.RowEncoder, "copy_batch", counting_batch)
+    sql(pg_db, "CREATE TABLE a (id int PRIMARY KEY, t text, n numeric(6,2), at timestamptz)",
+        "INSERT INTO a SELECT g, E'row\\t' || g, g / 7.0, '2024-01-01'::timestamptz + g * interval '1 s' "
+        "FROM generate_series(1, 23) g",
+        # a composite key out of column order; no key at all; a key column left out of the row
+        "CREATE TABLE b (x int, y text, z uuid, PRIMARY KEY (y, x))",
+        "INSERT INTO b SELECT g, 'y' || g, NULL FROM generate_series(1, 11) g",
+        "CREATE TABLE c (p int, q text)", "INSERT INTO c SELECT g, NULL FROM generate_series(1, 9) g",
+        "CREATE TABLE d (id int PRIMARY KEY, secret text)", "INSERT INTO d SELECT g, 's' FROM generate_series(1, 5) g",
+        "CREATE PUBLICATION files_pub FOR ALL TABLES")
+    lines: dict[bool, list[bytes]] = {}
+    for native in (True, False):
+        out = tmp_path / f"out-{native}"
+        props = {**{k: v for k, v in pg_db.items() if k != "dsn"}, "topic.prefix": "dbz",
+                 "snapshot.mode": "initial_only", "slot.name": f"files_{native}".lower(),
+                 "publication.name": "files_pub", "native.rows": str(native).lower(), "snapshot.fetch.size": "4",
+                 "sink.files.directory": str(out), "offset.storage.file.filename": str(tmp_path / f"o{native}.json"),
+                 "message.key.columns": "public.d:secret", "column.exclude.list": "public.d.secret"}
+        build("postgres", props).run()
+        lines[native] = [line for path in sorted(out.glob("*.jsonl")) for line in path.read_bytes().splitlines()]
+    lsn = re.compile(rb'"lsn":\d+|\\"\d+\\"|"txId":\d+|"xmin":\d+')
+    # each run has its own context headers (start time, process id): compared by name
+    scrub = [[lsn.sub(b"", _STAMPS.sub(b'"ts":0', line.rpartition(b',"headers":')[0])) for line in lines[native]]
+             for native in (True, False)]
+    assert len(scrub[0]) == 23 + 11 + 9 + 5
+    assert scrub[0] == scrub[1]
+    assert [sorted(orjson.loads(line)["headers"]) for line in lines[True]] == \
+        [sorted(orjson.loads(line)["headers"]) for line in lines[False]]
+    assert sum(batches) >= 2 * (23 + 11 + 9) // 4, batches  # most rows were encoded in batches
+    marks = [orjson.loads(line)["value"]["payload"]["source"]["snapshot"] for line in lines[True][:23]]
+    assert marks[0] == "first" and marks[-1] == "last_in_data_collection" and set(marks[1:-1]) == {"true"}
+    first = orjson.loads(lines[True][0])
+    assert first["key"]["payload"] == {"id": 1} and first["headers"] is not None

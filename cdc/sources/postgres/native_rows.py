@@ -77,7 +77,8 @@ def codec_kinds(state: Any) -> list[str]:
 
 
 def row_codec(state: Any, width: int | None = None, keys: list[int] | None = None, *,
-              allow_python: bool = True, key_spec: list[tuple[int, str, str, Any]] | None = None) -> Any:
+              allow_python: bool = True, key_spec: list[tuple[int, str, str, Any]] | None = None,
+              key_fields: list[int] | None = None) -> Any:
     """A ``cdc_native.RowCodec`` for a TableState, or None when the compiled module is missing.
 
     With ``allow_python`` (the default) the codec is given every column's Python converter: a
@@ -86,7 +87,8 @@ def row_codec(state: Any, width: int | None = None, keys: list[int] | None = Non
     rows it cannot read at all (unchanged TOAST, binary, another width). Without it, a table with a
     ``python`` column gets None and any such text raises ``Fallback``: no per-value Python at all.
     ``width``: the tuple's column count (checked per row when given); ``keys``: tuple indexes whose
-    texts ``encode`` also returns; ``key_spec``: instead, the key dict ``encode`` returns (key_spec_of)."""
+    texts ``encode`` also returns; ``key_spec``: instead, the key dict ``encode`` returns (key_spec_of);
+    ``key_fields``: the key struct's fields as positions in ``state.spec``, for ``encode_copy_batch``."""
     module = native_module()
     if module is None:
         return None
@@ -95,7 +97,7 @@ def row_codec(state: Any, width: int | None = None, keys: list[int] | None = Non
         return None
     columns = [(index, orjson.dumps(name), kind, convert if allow_python else None)
                for (index, name, convert, _, _), kind in zip(state.spec, kinds, strict=True)]
-    return module.RowCodec(columns, width, keys or [], orjson.dumps, key_spec)
+    return module.RowCodec(columns, width, keys or [], orjson.dumps, key_spec, key_fields)
 
 
 def key_spec_of(state: Any) -> list[tuple[int, str, str, Any]]:
@@ -118,7 +120,11 @@ class RowEncoder:
         module = native_module()
         assert module is not None
         self._fallback = module.Fallback
-        self._codec = row_codec(state, width, key_spec=key_spec_of(state))
+        names = [name for _, name, _, _, _ in state.spec]
+        # A key column left out of the row (column.exclude.list) cannot be copied from it.
+        self._batchable = all(name in names for name in state.key_names)
+        self._codec = row_codec(state, width, key_spec=key_spec_of(state),
+                                key_fields=[names.index(name) for name in state.key_names] if self._batchable else None)
         self._keyed = bool(state.key_names)  # else the event has no key (not an empty one)
         self._state = state
 
@@ -137,6 +143,18 @@ class RowEncoder:
         except self._fallback:
             return self._copy_decode(line)
         return NativeRow(json, key if self._keyed else None, self._copy_decode, line)
+
+    def copy_batch(self, lines: list[bytes]) -> tuple[list[bytes], list[bytes] | None] | None:
+        """Rows of a snapshot's COPY in one call: their row structs' JSON and their keys' JSON (None:
+        the table has no key), for :class:`cdc.core.records.EncodedRows`; None when any of them is
+        for the Python path (then each goes through ``copy_row``)."""
+        if not self._batchable:
+            return None
+        try:
+            rows, keys = self._codec.encode_copy_batch(lines)
+        except self._fallback:
+            return None
+        return rows, keys if self._keyed else None
 
     def _copy_decode(self, line: bytes) -> dict[str, Any]:
         return self._state.row(parse_line(line.decode()))

@@ -37,12 +37,13 @@ from cdc.config import CORE_OPTIONS, Config, Option
 from cdc.core import signals as sig
 from cdc.core.blocking_snapshot import ReadTable, blocking_snapshots
 from cdc.core.emitter import ChangeEmitter
-from cdc.core.envelope import OP_READ, now_ts
+from cdc.core.encoded_rows import template
+from cdc.core.envelope import OP_READ, TableEnvelope, now_ts
 from cdc.core.errors import CdcError, SourceError
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.progress import TableProgress
-from cdc.core.records import Batch, ChangeEvent
+from cdc.core.records import Batch, ChangeEvent, EncodedRows
 from cdc.core.signal_handler import SignalHandler
 from cdc.core.snapshot_marks import SnapshotMarks, snapshot_flag
 from cdc.core.snapshot_mode import Plan, decide
@@ -467,11 +468,21 @@ class PostgresSource:
                                           ts_us=ts[1], snapshot="true", tx_id=xmin, lsn=lsn)
                     envelope = state.envelope
                     row: Any = native.copy_row if native is not None else state.row
-                    for values in rows:
+                    # The codec encodes the rows between a batch's first and last in one call: those are
+                    # never a table's first or last, whose marks the first and last (held back) get.
+                    encoded = native.copy_batch(rows[1:-1]) if native is not None and len(rows) > 2 else None
+                    for values in rows if encoded is None else (rows[0],):
                         seq += 1
-                        after = row(values)  # a NativeRow carries the key: it is not read back from the row
-                        marks.hold(envelope.event(OP_READ, None, after, marks.source(shared),
-                                                  key=getattr(after, "key", None), position=(lsn, 0, seq), ts=ts),
+                        marks.hold(_read_event(envelope, row(values), marks.source(shared), (lsn, 0, seq), ts), events)
+                    if encoded is not None:
+                        marks.release(events)
+                        middle, keys = encoded
+                        yield Batch(events, encoded=EncodedRows(
+                            template(envelope, shared, keyed=keys is not None, position=(lsn, 0, seq + 1), ts=ts),
+                            middle, keys))
+                        seq += len(middle) + 1
+                        events = []
+                        marks.hold(_read_event(envelope, row(rows[-1]), marks.source(shared), (lsn, 0, seq), ts),
                                    events)
                     progress.advance(len(rows))
                     if events:
@@ -845,3 +856,9 @@ class PostgresSource:
         finally:
             conn.close()
         return f"signal table {self._signals.qualified}"
+
+
+def _read_event(envelope: TableEnvelope, after: Any, source: dict[str, Any], position: tuple[int, ...],
+                ts: tuple[int, int, int]) -> ChangeEvent:
+    """A snapshot row's event (a NativeRow carries its key: it is not read back from the row)."""
+    return envelope.event(OP_READ, None, after, source, key=getattr(after, "key", None), position=position, ts=ts)
