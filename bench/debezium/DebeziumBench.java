@@ -1,5 +1,5 @@
 // Times Debezium's embedded engine on a benchmark's workload: every record is serialized by
-// Kafka Connect's JsonConverter (schemas on, as cdc's file sink writes them) and written to a
+// Kafka Connect's JsonConverter (schemas on unless bench.schemas.enable=false, as cdc's run) and written to a
 // buffered file, as a sink would; the run ends after COUNT records of TOPIC.
 //
 //   java -cp 'lib/*:classes' DebeziumBench CONNECTOR.properties OUT TOPIC COUNT [READY]
@@ -41,10 +41,12 @@ public class DebeziumBench {
         }
         String topic = args[2];
         long target = Long.parseLong(args[3]);
+        // bench.schemas.enable=false: as cdc's --no-schemas runs (the connector ignores the property)
+        String schemas = props.getProperty("bench.schemas.enable", "true");
         JsonConverter keys = new JsonConverter();
-        keys.configure(Map.of("schemas.enable", "true"), true);
+        keys.configure(Map.of("schemas.enable", schemas), true);
         JsonConverter values = new JsonConverter();
-        values.configure(Map.of("schemas.enable", "true"), false);
+        values.configure(Map.of("schemas.enable", schemas), false);
         BufferedOutputStream out = new BufferedOutputStream(new FileOutputStream(args[1]), 1 << 20);
         AtomicLong count = new AtomicLong();
         AtomicLong first = new AtomicLong();
