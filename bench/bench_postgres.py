@@ -66,7 +66,7 @@ def run_ours(props: dict[str, str], out: Path, target: int, mode: str, profile: 
                      "sink.files.directory": str(out), "tombstones.on.delete": "false",
                      "snapshot.progress": "off"}).declare(CORE_OPTIONS)
     source = PostgresSource(config)
-    source.native_rows = native  # the compiled row codec (cdc_native) when installed, as the pipeline does
+    source.native_rows = source.encoded_batches = native  # the compiled row codec, as the pipeline does
     engine = CountingEngine(source, FileSink(config), JsonConverter(SCHEMAS["enable"]), MemoryOffsetStore(),
                             flush_interval_s=0.5, target=target)
     return timed_run(engine, target, bool(profile), profile)

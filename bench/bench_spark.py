@@ -60,15 +60,17 @@ def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int) ->
         out["jdbc_rows_s"] = rows / (time.perf_counter() - started)
 
         applied: list[tuple[float, int]] = []  # (when, rows in the micro-batch)
-        timings: list[tuple[int, int, float]] = []
+        timings: list[tuple[int, int, float, float, float]] = []  # id, rows, began, counted, applied
 
         def apply(batch: Any, batch_id: int) -> None:
+            began = time.perf_counter()
             batch = batch.persist()  # counted here, then applied: the source is read once
             count = batch.count()
+            counted = time.perf_counter()
             apply_changes(batch, f"{tmp}/target", ["id"], format="delta")
             batch.unpersist()
             applied.append((time.perf_counter(), count))
-            timings.append((batch_id, count, time.perf_counter()))
+            timings.append((batch_id, count, began, counted, time.perf_counter()))
 
         slot = f"bench_{cores}"
         started = time.perf_counter()
@@ -79,7 +81,7 @@ def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int) ->
                 raise RuntimeError(f"the query stopped: {query.exception()}")
             time.sleep(0.2)
         out["cdc_rows_s"] = rows / (applied[-1][0] - started)
-        out["batches"] = [(b, n, round(t - started, 1)) for b, n, t in timings]
+        out["batches"] = [(b, n, round(t - started, 1)) for b, n, _, _, t in timings]
         out["target_rows"] = spark.read.format("delta").load(f"{tmp}/target").count()
         if changes:
             before = sum(n for _, n in applied)
@@ -90,6 +92,7 @@ def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int) ->
                     for first in range(1, changes + 1, 1000):
                         conn.execute("UPDATE bench SET note = 'changed' WHERE id BETWEEN %s AND %s",
                                      (first, first + 999))
+                out["writer_s"] = round(time.perf_counter() - started, 1)
             writer = threading.Thread(target=update)
             writer.start()
             while sum(n for _, n in applied) - before < changes:
@@ -98,7 +101,9 @@ def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int) ->
                 time.sleep(0.2)
             writer.join()
             out["streaming_changes_s"] = changes / (applied[-1][0] - started)
-            out["streaming_batches"] = [(b, n, round(t - started, 1)) for b, n, t in timings if t > started]
+            # per micro-batch: id, rows, when its apply began, when the batch was read (counted), when applied
+            out["streaming_batches"] = [(b, n, round(t0 - started, 1), round(t1 - started, 1), round(t2 - started, 1))
+                                        for b, n, t0, t1, t2 in timings if t2 > started]
             out["changed_in_target"] = (spark.read.format("delta").load(f"{tmp}/target")
                                         .where("note = 'changed'").count())
         query.stop()
@@ -111,6 +116,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--changes", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--streaming-only", action="store_true", help="only the local[2] run (snapshot + streaming)")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # master, props json: one measurement
     args = parser.parse_args()
     if args.child:
@@ -124,7 +130,8 @@ def main() -> None:
                 load(conn, args.rows, 100_000)
                 conn.execute("VACUUM ANALYZE bench")
             results = {}
-            for master, changes in (("local[1]", 0), ("local[2]", args.changes)):
+            runs = (("local[2]", args.changes),) if args.streaming_only else (("local[1]", 0), ("local[2]", args.changes))
+            for master, changes in runs:
                 child = subprocess.run([sys.executable, __file__, "--rows", str(args.rows), "--changes", str(changes),
                                         "--child", f"{master} {json.dumps(props)}"],
                                        capture_output=True, text=True, check=False)
@@ -132,19 +139,21 @@ def main() -> None:
                     print(child.stderr[-3000:])
                     raise SystemExit(f"the {master} run failed")
                 results[master] = json.loads(child.stdout.strip().splitlines()[-1])
-            one, two = results["local[1]"], results["local[2]"]
-            for r in (one, two):
+            two = results["local[2]"]
+            one = results.get("local[1]")
+            for r in (one, two) if one else (two,):
                 assert r["target_rows"] == args.rows, r
                 print(f"run {run + 1} {r['master']}: snapshot {args.rows:,} rows in {r['chunks']} chunks -> Delta: "
                       f"cdc {r['cdc_rows_s']:,.0f} rows/s, spark.read.jdbc {r['jdbc_rows_s']:,.0f} rows/s, "
                       f"ratio {r['cdc_rows_s'] / r['jdbc_rows_s']:.2f}; micro-batches (id, rows, s): {r['batches'][:4]}")
-            print(f"run {run + 1}: scaling local[1] -> local[2]: cdc {two['cdc_rows_s'] / one['cdc_rows_s']:.2f}x, "
-                  f"jdbc {two['jdbc_rows_s'] / one['jdbc_rows_s']:.2f}x")
+            if one:
+                print(f"run {run + 1}: scaling local[1] -> local[2]: cdc {two['cdc_rows_s'] / one['cdc_rows_s']:.2f}x, "
+                      f"jdbc {two['jdbc_rows_s'] / one['jdbc_rows_s']:.2f}x")
             if args.changes:
                 assert two["changed_in_target"] == args.changes, two
                 print(f"run {run + 1} local[2]: streaming {args.changes:,} changes applied (Delta MERGE) at "
-                      f"{two['streaming_changes_s']:,.0f} changes/s; micro-batches (id, rows, s): "
-                      f"{two['streaming_batches']}")
+                      f"{two['streaming_changes_s']:,.0f} changes/s (the writer took {two['writer_s']} s); "
+                      f"micro-batches (id, rows, apply began, read, applied; s): {two['streaming_batches']}")
 
 
 if __name__ == "__main__":

@@ -89,6 +89,8 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
     if transforms is None and type(converter) is JsonConverter and hasattr(source, "native_rows") \
             and config.get("native.rows"):
         source.native_rows = True
+        if hasattr(source, "encoded_batches"):
+            source.encoded_batches = True  # the engine takes a snapshot's rows in encoded batches
     return Engine(source, sink, converter, offsets, flush_interval_s=config.get("offset.flush.interval.ms") / 1000,
                   transforms=transforms)
 

@@ -16,8 +16,11 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from cdc.core.errors import SourceError
+from cdc.core.native_row import NativeRow
 from cdc.core.records import ChangeEvent
 from cdc.spark.schema import SOURCE_FIELDS, struct_type_of
+
+_loads = orjson.loads
 
 
 def arrow_schema(schema: T.StructType) -> pa.Schema:
@@ -99,8 +102,15 @@ class EventRows:
                 continue
             convert = self._converter(event)
             source = value["source"]
+            before, after = value["before"], value["after"]
+            # A row the codec wrote (the stream's source runs with native_rows) is read from its JSON,
+            # the same values as the Python path's, at a fraction of the cost of decoding it again.
+            if isinstance(after, NativeRow):
+                after = _loads(after.json)
+            if isinstance(before, NativeRow):
+                before = _loads(before.json)
             out.append((
-                value["op"], convert(value["before"]), convert(value["after"]),
+                value["op"], convert(before), convert(after),
                 tuple(source.get(k) for k in SOURCE_FIELDS), value.get("ts_ms"), event.table_id, position(),
             ))
         return out

@@ -375,6 +375,8 @@ class CdcStreamReader(DataSourceStreamReader):
         and starts none, else its chunks carry a new run id."""
         self._close()
         self._source = _build_source(self.options)
+        if self._chain is None and hasattr(self._source, "native_rows") and self._source.config.get("native.rows"):
+            self._source.native_rows = True  # rows the codec wrote, read back by EventRows from their JSON
         incremental = getattr(self._source, "incremental", None)
         if incremental is not None:
             if replay_run is not None:

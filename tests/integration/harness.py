@@ -55,6 +55,8 @@ class Pipeline:
         self.source = source_cls(self.config)
         if hasattr(self.source, "native_rows"):  # as cdc.pipeline.build does for the JSON converter
             self.source.native_rows = bool(self.config.get("native.rows"))
+            if hasattr(self.source, "encoded_batches"):
+                self.source.encoded_batches = self.source.native_rows
         self.sink = sink or CollectingSink()
         self.engine = Engine(self.source, self.sink, JsonConverter(self.config.get("value.converter.schemas.enable")),
                              FileOffsetStore(offsets, "test"), flush_interval_s=0.1)

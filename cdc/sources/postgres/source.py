@@ -91,8 +91,11 @@ class PostgresSource:
         config.declare(CORE_OPTIONS).declare(POSTGRES_OPTIONS)
         self.config = config
         # Rows as the compiled codec's JSON (cdc.sources.postgres.native_rows): set by the pipeline
-        # when nothing but the JSON converter reads them.
+        # when nothing but the JSON converter reads them, and by the Spark reader.
         self.native_rows = False
+        # With native_rows, a snapshot's rows also in batches the codec encoded (EncodedRows), which
+        # only the engine takes: set by the pipeline.
+        self.encoded_batches = False
         self.settings = ConnectionSettings.from_config(config)
         common = SourceSettings.from_config(config)
         self.prefix, self.max_batch = common.prefix, common.max_batch
@@ -470,7 +473,8 @@ class PostgresSource:
                     row: Any = native.copy_row if native is not None else state.row
                     # The codec encodes the rows between a batch's first and last in one call: those are
                     # never a table's first or last, whose marks the first and last (held back) get.
-                    encoded = native.copy_batch(rows[1:-1]) if native is not None and len(rows) > 2 else None
+                    encoded = native.copy_batch(rows[1:-1]) \
+                        if native is not None and self.encoded_batches and len(rows) > 2 else None
                     for values in rows if encoded is None else (rows[0],):
                         seq += 1
                         marks.hold(_read_event(envelope, row(values), marks.source(shared), (lsn, 0, seq), ts), events)
