@@ -134,6 +134,9 @@ class Engine:
     def _write_encoded(self, encoded: EncodedRows) -> None:
         """Rows the codec encoded: the template serialized once, the records spliced around it, by
         the sink in one go where it can (``write_encoded``), else as records one by one."""
+        if self.transforms is not None:  # a source is told to encode only when nothing else reads the rows
+            raise RuntimeError("a source handed over encoded rows to a pipeline with transforms: "
+                               "leave its encoded_batches off when transforms are configured")
         pieces = record_pieces(self.converter, encoded.template)
         write_encoded = getattr(self.sink, "write_encoded", None)
         if write_encoded is not None:
