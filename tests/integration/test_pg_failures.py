@@ -10,12 +10,13 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 
-from cdc.core.errors import CdcError, SourceError
-from tests.integration.harness import Pipeline
+from cdc.core.errors import CdcError, SinkError, SourceError
+from tests.integration.harness import CollectingSink, Pipeline
 from tests.integration.test_pg_stream import sql
 
 
@@ -75,6 +76,47 @@ def test_slot_in_use_by_another_pipeline(pg_db: dict[str, str], tmp_path: Path) 
         error = run_until_error({**pg_db, "snapshot.mode": "no_data", "slot.max.retries": "1",
                                  "slot.retry.delay.ms": "100"}, tmp_path)
     assert "in use by another process" in str(error) and "slot.name" in str(error)
+
+
+def _slots(dsn: str) -> list[str]:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return [r[0] for r in conn.execute("SELECT slot_name FROM pg_replication_slots")]
+
+
+class FailingSink(CollectingSink):
+    """Takes records until it is told to refuse them."""
+
+    refuse = False
+
+    def write(self, records: Any) -> None:
+        if self.refuse:
+            raise SinkError("the sink refuses records", fix="none: this is a test")
+        super().write(records)
+
+
+@pytest.mark.parametrize("slot", ["drop_on_stop_clean", "drop_on_stop_failed"])
+def test_slot_drop_on_stop_drops_on_a_clean_stop_only(pg_db: dict[str, str], pg_admin_dsn: str, tmp_path: Path,
+                                                      slot: str) -> None:
+    """slot.drop.on.stop=true: a stop asked for (Ctrl-C, engine.stop()) drops the slot; a run that
+    fails downstream (here the sink) keeps it, so the changes it did not deliver are read again."""
+    sql(pg_db, "CREATE TABLE x (id int PRIMARY KEY)")
+    sink = FailingSink()
+    p = Pipeline({**pg_db, "snapshot.mode": "no_data", "slot.name": slot, "slot.drop.on.stop": "true"},
+                 tmp_path / "o.json", sink=sink)
+    with p:
+        p.wait_ready()
+        assert slot in _slots(pg_admin_dsn)
+        if slot.endswith("failed"):
+            sink.refuse = True
+            sql(pg_db, "INSERT INTO x VALUES (1)")
+            p.thread.join(30)
+            assert isinstance(p.error, SinkError), p.error
+    if slot.endswith("clean"):
+        assert p.error is None and slot not in _slots(pg_admin_dsn)
+    else:
+        assert slot in _slots(pg_admin_dsn)
+        with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
+            conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
 
 
 def test_slot_dropped_while_running(pg_db: dict[str, str], pg_admin_dsn: str, tmp_path: Path) -> None:

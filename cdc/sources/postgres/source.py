@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
@@ -63,7 +63,7 @@ from cdc.sources.postgres.replication import (
     SlotMissingError,
     replication_error,
 )
-from cdc.sources.postgres.snapshot import copy_rows, copy_select
+from cdc.sources.postgres.snapshot import copy_rows, copy_select, parse_line
 from cdc.sources.postgres.source_info import source_block
 from cdc.sources.postgres.stream import ChangeStream
 from cdc.sources.postgres.tables import ColumnType, TableState
@@ -192,6 +192,12 @@ class PostgresSource:
     def stream(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
         try:
             yield from self._run(offset)
+        except GeneratorExit:
+            # The consumer let go of the stream: after stop() a clean stop (slot.drop.on.stop applies),
+            # else it failed downstream (a sink error), and the slot keeps what was not delivered.
+            if not self._stopping:
+                self._stopping_on_error = True
+            raise
         except BaseException:
             self._stopping_on_error = True
             raise
@@ -789,14 +795,14 @@ class PostgresSource:
                         events = []
                         for values in rows:
                             if pending is not None:
-                                events.append(self._chunk_event(state, table, pending, lsn, snapshot_flag(
+                                events.append(self._chunk_event(state, table, state.row(pending), lsn, snapshot_flag(
                                     first=first_overall, first_in_table=first_in_table, last_in_table=False,
                                     last=False)))
                                 first_overall = first_in_table = False
                             pending = values
                         yield Batch(events)
                     if pending is not None:
-                        yield Batch([self._chunk_event(state, table, pending, lsn, snapshot_flag(
+                        yield Batch([self._chunk_event(state, table, state.row(pending), lsn, snapshot_flag(
                             first=first_overall, first_in_table=first_in_table, last_in_table=True,
                             last=is_last_table))])
                         first_overall = False
@@ -804,22 +810,34 @@ class PostgresSource:
                     last_key = None
                     continue
                 key, types, positions = chunks.key_of(table, None)
+                # The codec takes a chunk's COPY lines as they come, as in _snapshot.
+                native = encoder_for(state, len(names)) if self.native_rows and self.encoded_batches else None
+                row: Any = native.copy_row if native is not None else state.row
                 while True:
                     select = chunks.chunk_select(table, key, types, condition=None, after=last_key, upto=None,
                                                  limit=chunk + 1)
-                    rows = [r for batch in copy_select(conn, select, table.qualified,
-                                                       batch_rows=chunk + 1) for r in batch]
+                    rows = [r for batch in copy_select(conn, select, table.qualified, batch_rows=chunk + 1,
+                                                       raw=native is not None) for r in batch]
                     more = len(rows) > chunk
                     rows = rows[:chunk]
+                    # The rows between a chunk's first and last are never marked first or last: those
+                    # the codec encodes in one call (EncodedRows); the first and last are events.
+                    encoded = native.copy_batch(rows[1:-1]) if native is not None and len(rows) > 2 else None
                     events = []
                     for n, values in enumerate(rows):
+                        if encoded is not None and 0 < n < len(rows) - 1:
+                            continue
                         last_in_table = n == len(rows) - 1 and not more
                         flag = snapshot_flag(first=first_overall, first_in_table=first_in_table,
                                              last_in_table=last_in_table, last=last_in_table and is_last_table)
                         first_overall = first_in_table = False
-                        events.append(self._chunk_event(state, table, values, lsn, flag))
+                        if encoded is not None and n == len(rows) - 1:
+                            yield Batch(events, encoded=self._chunk_rows(state, table, lsn, *encoded))
+                            events = []
+                        events.append(self._chunk_event(state, table, row(values), lsn, flag))
                     if rows:
-                        last_key = [rows[-1][i] for i in positions]
+                        values = parse_line(rows[-1].decode()) if native is not None else rows[-1]
+                        last_key = [values[i] for i in positions]
                     yield Batch(events, offset(rest if more else rest[1:], last_key if more else None))
                     if self._stopping:
                         return False
@@ -834,13 +852,24 @@ class PostgresSource:
         yield Batch([], dict(self._position))
         return True
 
-    def _chunk_event(self, state: TableState, table: cat.CatalogTable, values: Sequence[Any], lsn: int,
+    def _chunk_event(self, state: TableState, table: cat.CatalogTable, after: Mapping[str, Any], lsn: int,
                      flag: str) -> ChangeEvent:
         ts = now_ts()
         source = source_block(self.prefix, self.settings.dbname, table.schema, table.name, ts_us=ts[1],
                               snapshot=flag, lsn=lsn)
         self._chunk_seq += 1
-        return state.envelope.event(OP_READ, None, state.row(values), source, position=(lsn, 0, self._chunk_seq), ts=ts)
+        return _read_event(state.envelope, after, source, (lsn, 0, self._chunk_seq), ts)
+
+    def _chunk_rows(self, state: TableState, table: cat.CatalogTable, lsn: int, rows: list[bytes],
+                    keys: list[bytes] | None) -> EncodedRows:
+        """Rows of a chunk the codec encoded, none of them marked first or last."""
+        ts = now_ts()
+        source = source_block(self.prefix, self.settings.dbname, table.schema, table.name, ts_us=ts[1],
+                              snapshot="true", lsn=lsn)
+        position = (lsn, 0, self._chunk_seq + 1)
+        self._chunk_seq += len(rows)
+        return EncodedRows(template(state.envelope, source, keyed=keys is not None, position=position, ts=ts),
+                           rows, keys)
 
     @property
     def incremental(self) -> IncrementalSnapshot:
