@@ -85,7 +85,9 @@ class ChangeEmitter:
             if old_key != envelope.key_of(after) and any(v is not None for v in old_key.values()):  # type: ignore[union-attr]
                 self.key_change(out, envelope, old, after, source, source, position, ts)
                 return
-        out.append(envelope.event(OP_UPDATE, before, after, source, self._block(envelope), position=position, ts=ts))
+        # a row the codec wrote carries its key (cdc.core.native_row.NativeRow): not read back from it
+        out.append(envelope.event(OP_UPDATE, before, after, source, self._block(envelope), position=position, ts=ts,
+                                  key=getattr(after, "key", None)))
 
     def key_change(self, out: list[ChangeEvent], envelope: TableEnvelope, before: Row, after: Row,
                    delete_source: dict[str, Any], create_source: dict[str, Any], position: tuple[int, ...] = (),

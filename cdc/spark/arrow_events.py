@@ -93,6 +93,8 @@ class EventRows:
 
     def rows(self, events: list[ChangeEvent], position: Callable[[], int]) -> list[tuple]:
         out = []
+        last_source: dict[str, Any] | None = None  # a transaction's events share one source block
+        source_row: tuple = ()
         for event in events:
             value = event.value
             if value is None or not event.table_id or "op" not in value or "before" not in value:
@@ -102,6 +104,8 @@ class EventRows:
                 continue
             convert = self._converter(event)
             source = value["source"]
+            if source is not last_source:
+                last_source, source_row = source, tuple([source.get(k) for k in SOURCE_FIELDS])
             before, after = value["before"], value["after"]
             # A row the codec wrote (the stream's source runs with native_rows) is read from its JSON,
             # the same values as the Python path's, at a fraction of the cost of decoding it again.
@@ -111,7 +115,7 @@ class EventRows:
                 before = _loads(before.json)
             out.append((
                 value["op"], convert(before), convert(after),
-                tuple(source.get(k) for k in SOURCE_FIELDS), value.get("ts_ms"), event.table_id, position(),
+                source_row, value.get("ts_ms"), event.table_id, position(),
             ))
         return out
 
