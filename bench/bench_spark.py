@@ -31,12 +31,15 @@ from bench.bench_postgres import TABLE, load  # noqa: E402
 from bench.common import scratch_database  # noqa: E402
 
 
+MAX_ROWS_PER_BATCH = [100_000]  # --max-rows-per-batch
+
+
 def _reader(spark: Any, props: dict[str, str], slot: str, chunk_rows: int) -> Any:
     reader = spark.readStream.format("cdc").option("source", "postgres").option("table", "public.bench")
     for key in ("database.hostname", "database.port", "database.user", "database.dbname"):
         reader = reader.option(key, props[key])
     return (reader.option("slot.name", slot).option("publication.name", slot)
-            .option("snapshotChunkRows", str(chunk_rows)).option("maxRowsPerBatch", "100000"))
+            .option("snapshotChunkRows", str(chunk_rows)).option("maxRowsPerBatch", str(MAX_ROWS_PER_BATCH[0])))
 
 
 def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int) -> dict[str, Any]:
@@ -116,9 +119,12 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--changes", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--max-rows-per-batch", type=int, default=100_000,
+                        help="the reader's maxRowsPerBatch (a MERGE costs about 3 s whatever its size)")
     parser.add_argument("--streaming-only", action="store_true", help="only the local[2] run (snapshot + streaming)")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # master, props json: one measurement
     args = parser.parse_args()
+    MAX_ROWS_PER_BATCH[0] = args.max_rows_per_batch
     if args.child:
         master, props = args.child.split(" ", 1)
         print(json.dumps(run_snapshot(json.loads(props), args.rows, master, args.changes)))
@@ -133,6 +139,7 @@ def main() -> None:
             runs = (("local[2]", args.changes),) if args.streaming_only else (("local[1]", 0), ("local[2]", args.changes))
             for master, changes in runs:
                 child = subprocess.run([sys.executable, __file__, "--rows", str(args.rows), "--changes", str(changes),
+                                        "--max-rows-per-batch", str(args.max_rows_per_batch),
                                         "--child", f"{master} {json.dumps(props)}"],
                                        capture_output=True, text=True, check=False)
                 if child.returncode != 0:
