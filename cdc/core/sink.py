@@ -4,6 +4,10 @@ The engine calls ``write`` with serialized records in source order, then ``flush
 ``flush`` returns, every record written before it is durable (file fsync'd, Kafka delivery
 report received). Only then does the engine store the source offset. A sink that cannot keep
 a record raises :class:`cdc.core.errors.SinkError` from ``write`` or ``flush``.
+
+Optionally, ``write_encoded(pieces, rows)`` takes a snapshot's rows the compiled codec encoded
+(:mod:`cdc.core.encoded_rows`) in one go, as the file sink does; without it, the engine hands
+them to ``write`` as records.
 """
 from __future__ import annotations
 
