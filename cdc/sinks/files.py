@@ -20,6 +20,9 @@ from cdc.core.records import EncodedRows, SinkRecord
 _FOLDER_FIX = ("make sink.files.directory (--output) a folder the user running cdc can create and write, "
                "or point it at another one")
 
+_DISK_FIX = ("free space on that disk or make the folder writable, then run again: the events not yet stored are "
+             "read again from the stored offset")
+
 FILE_OPTIONS: tuple[Option, ...] = (
     Option("sink.files.directory", str, "out", "Folder of the JSON-lines files, one per topic."),
     Option("sink.files.fsync", bool, True, "fsync on every flush (turn off only for throw-away runs)."),
@@ -119,12 +122,16 @@ class FileSink:
         line_end = b',"headers":' + _headers_json(pieces.headers) + b"}\n"
         start = b'{"topic":"' + pieces.topic.encode() + b'","key":'
         value_head, value_tail = pieces.value
-        if pieces.key is None or encoded.keys is None:
-            write_spliced(handle, [start + b'null,"value":' + value_head, value_tail + line_end], [encoded.rows])
-            return
-        key_head, key_tail = pieces.key
-        write_spliced(handle, [start + key_head, key_tail + b',"value":' + value_head, value_tail + line_end],
-                      [encoded.keys, encoded.rows])
+        try:
+            if pieces.key is None or encoded.keys is None:
+                write_spliced(handle, [start + b'null,"value":' + value_head, value_tail + line_end], [encoded.rows])
+                return
+            key_head, key_tail = pieces.key
+            write_spliced(handle, [start + key_head, key_tail + b',"value":' + value_head, value_tail + line_end],
+                          [encoded.keys, encoded.rows])
+        except OSError as exc:  # written past the file's buffer: a full disk shows here, not at flush
+            raise SinkError(f"cannot write to {self.directory}: {exc.strerror or exc}",
+                            fix=_DISK_FIX) from None
 
     def flush(self) -> None:
         try:
@@ -134,8 +141,7 @@ class FileSink:
                     os.fsync(handle.fileno())
         except OSError as exc:
             raise SinkError(f"cannot write to {self.directory}: {exc.strerror or exc}",
-                            fix="free space on that disk or make the folder writable, then run again: the events "
-                                "not yet stored are read again from the stored offset") from None
+                            fix=_DISK_FIX) from None
 
     def close(self) -> None:
         try:
