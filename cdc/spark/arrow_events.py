@@ -1,13 +1,16 @@
 """Event rows for Spark as Arrow record batches, built column by column.
 
-Two ways in: tuples of events converted in Python (the stream, and snapshot chunks of tables the
-columnar path does not cover), and a snapshot chunk that is already an Arrow table of the row's
+Two ways in: events converted in Python, a list per column (the stream, and snapshot chunks of
+tables the columnar path does not cover), and a snapshot chunk that is already an Arrow table of the row's
 columns (``parallel_chunk_arrow``), to which the constant columns of a read event are added
 without touching a value in Python.
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from dataclasses import field as list_field
 from typing import Any
 
 import orjson
@@ -18,21 +21,25 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from cdc.core.errors import SourceError
 from cdc.core.native_row import NativeRow
 from cdc.core.records import ChangeEvent
+from cdc.spark.json_columns import ColumnarUnfit, reader_for
 from cdc.spark.schema import SOURCE_FIELDS, struct_type_of
 
 _loads = orjson.loads
+_dumps = orjson.dumps
+log = logging.getLogger(__name__)
 
 
 def arrow_schema(schema: T.StructType) -> pa.Schema:
     return to_arrow_schema(schema, timezone="UTC")
 
 
-def rows_batch(rows: list[tuple], schema: pa.Schema) -> pa.RecordBatch:
-    """Event tuples (the columns of ``event_schema``) as one record batch: pyarrow converts each
-    column in C++, where Spark's own fallback checks every value in Python."""
-    columns = list(zip(*rows, strict=True))
-    arrays = [pa.array(list(column), type=field.type) for column, field in zip(columns, schema, strict=True)]
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+def concatenated(batches: list[pa.RecordBatch | None], schema: pa.Schema) -> list[pa.RecordBatch]:
+    """Many record batches (a transaction's each) as one (or a few, past Arrow's size limits): Spark
+    takes one per partition at a lower cost than thousands of small ones."""
+    present = [b for b in batches if b is not None and b.num_rows]
+    if len(present) <= 1:
+        return present
+    return pa.Table.from_batches(present, schema=schema).combine_chunks().to_batches()
 
 
 def _constant(value: Any, count: int, type_: pa.DataType) -> pa.Array:
@@ -76,8 +83,38 @@ def snapshot_batches(after: pa.Table, schema: pa.Schema, source: dict[str, Any],
         yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
+@dataclass
+class Collected:
+    """Events' rows as lists, one per column of ``event_schema``, not converted yet: rows as the
+    events hold them (dicts, codec rows, None), each with its converter; a transaction's events
+    share one source block, stored once (``source_index``)."""
+
+    ops: list[str] = list_field(default_factory=list)
+    befores: list[Any] = list_field(default_factory=list)
+    afters: list[Any] = list_field(default_factory=list)
+    converters: list[Callable[[dict[str, Any] | None], Any]] = list_field(default_factory=list)
+    sources: list[tuple] = list_field(default_factory=list)
+    source_index: list[int] = list_field(default_factory=list)
+    ts: list[int | None] = list_field(default_factory=list)
+    tables: list[str] = list_field(default_factory=list)
+    positions: list[int] = list_field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.ops)
+
+    @classmethod
+    def joined(cls, parts: list[Collected]) -> Collected:
+        out = cls()
+        for part in parts:
+            offset = len(out.sources)
+            out.source_index.extend([i + offset for i in part.source_index])
+            for name in ("ops", "befores", "afters", "converters", "sources", "ts", "tables", "positions"):
+                getattr(out, name).extend(getattr(part, name))
+        return out
+
+
 class EventRows:
-    """ChangeEvents -> tuples of ``event_schema``'s columns. With a table, ``before``/``after`` are
+    """ChangeEvents -> record batches of ``event_schema``'s columns. With a table, ``before``/``after`` are
     structs of its Spark types (one converter per table version); with several ``tables`` (name ->
     columns), a struct of one such struct per table; without either, JSON strings."""
 
@@ -88,13 +125,20 @@ class EventRows:
         self.tables = tables
         self._convert: Callable[[dict[str, Any] | None], Any] | None = None
         self._schema: dict[str, Any] | None = None
+        self._reader_schema: dict[str, Any] | None = None  # the table version self._reader reads
+        self._reader: Callable[[list[bytes | None]], pa.Array] | None = None  # cdc.spark.json_columns
         self._per_table: dict[str, EventRows] = {}
         self._index = {name: i for i, name in enumerate(tables or ())}
 
-    def rows(self, events: list[ChangeEvent], position: Callable[[], int]) -> list[tuple]:
-        out = []
-        last_source: dict[str, Any] | None = None  # a transaction's events share one source block
-        source_row: tuple = ()
+    def batch(self, events: list[ChangeEvent], position: Callable[[], int], schema: pa.Schema) -> pa.RecordBatch | None:
+        """The events' rows of ``schema`` (``event_schema`` in Arrow); None without rows."""
+        collected = self.collect(events, position)
+        return self.arrow([collected], schema) if collected is not None else None
+
+    def collect(self, events: list[ChangeEvent], position: Callable[[], int]) -> Collected | None:
+        """The events' rows as lists, one per column, before any value is converted; None without rows."""
+        out = Collected()
+        last_source: dict[str, Any] | None = None
         for event in events:
             value = event.value
             if value is None or not event.table_id or "op" not in value or "before" not in value:
@@ -102,22 +146,60 @@ class EventRows:
             if self.table and event.table_id != self.table or self.tables is not None and \
                     event.table_id not in self.tables:
                 continue
-            convert = self._converter(event)
+            out.converters.append(self._converter(event))
             source = value["source"]
             if source is not last_source:
-                last_source, source_row = source, tuple([source.get(k) for k in SOURCE_FIELDS])
-            before, after = value["before"], value["after"]
-            # A row the codec wrote (the stream's source runs with native_rows) is read from its JSON,
-            # the same values as the Python path's, at a fraction of the cost of decoding it again.
-            if isinstance(after, NativeRow):
-                after = _loads(after.json)
-            if isinstance(before, NativeRow):
-                before = _loads(before.json)
-            out.append((
-                value["op"], convert(before), convert(after),
-                source_row, value.get("ts_ms"), event.table_id, position(),
-            ))
-        return out
+                last_source = source
+                out.sources.append(tuple([source.get(k) for k in SOURCE_FIELDS]))
+            out.ops.append(value["op"])
+            out.befores.append(value["before"])
+            out.afters.append(value["after"])
+            out.source_index.append(len(out.sources) - 1)
+            out.ts.append(value.get("ts_ms"))
+            out.tables.append(event.table_id)
+            out.positions.append(position())
+        return out if out.ops else None
+
+    def arrow(self, parts: list[Collected], schema: pa.Schema) -> pa.RecordBatch:
+        """Collected rows as one record batch, built column by column: each list becomes an Arrow
+        array in C++, and the rows themselves are parsed from their JSON where they can be (_rows)."""
+        all_ = parts[0] if len(parts) == 1 else Collected.joined(parts)
+        source_column = pa.array(all_.sources, type=schema.field("source").type).take(
+            pa.array(all_.source_index, pa.int32()))
+        row_type = schema.field("after").type
+        arrays = [
+            pa.array(all_.ops, type=pa.string()),
+            self._rows(all_.befores, all_.converters, row_type),
+            self._rows(all_.afters, all_.converters, row_type),
+            source_column,
+            pa.array(all_.ts, type=pa.int64()),
+            pa.array(all_.tables, type=pa.string()),
+            pa.array(all_.positions, type=pa.int64()),
+        ]
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    def _rows(self, rows: list[Any], converters: list[Callable[[dict[str, Any] | None], Any]],
+              row_type: pa.DataType) -> pa.Array:
+        """One row column: parsed from the rows' JSON in C++ when the batch is of one table version
+        whose field types ``json_columns`` covers, else converted value by value (``schema``)."""
+        convert = self._convert
+        if self.table and self.tables is None and convert is not None and all(c is convert for c in converters):
+            reader = self._json_reader(row_type)
+            if reader is not None:
+                try:
+                    return reader([None if r is None else r.json if isinstance(r, NativeRow) else _dumps(r)
+                                   for r in rows])
+                except (ColumnarUnfit, TypeError) as exc:  # TypeError: a value orjson cannot write
+                    log.debug("rows of %s converted value by value: %s", self.table, exc)
+        return pa.array([convert_one(_loads(r.json) if isinstance(r, NativeRow) else r)
+                         for convert_one, r in zip(converters, rows, strict=True)], type=row_type)
+
+    def _json_reader(self, row_type: pa.DataType) -> Callable[[list[bytes | None]], pa.Array] | None:
+        if self._reader_schema is not self._schema:  # a new table version
+            assert self._schema is not None
+            self._reader_schema = self._schema
+            self._reader = reader_for(self._schema, row_type)
+        return self._reader
 
     def _converter(self, event: ChangeEvent) -> Callable[[dict[str, Any] | None], Any]:
         if self.tables is not None:

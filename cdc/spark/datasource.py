@@ -40,7 +40,7 @@ from cdc.config import CORE_OPTIONS, Config
 from cdc.core.errors import ConfigError, SourceError
 from cdc.core.records import ChangeEvent
 from cdc.core.signals import new_id
-from cdc.spark.arrow_events import EventRows, arrow_schema, rows_batch, snapshot_batches
+from cdc.spark.arrow_events import EventRows, arrow_schema, concatenated, snapshot_batches
 from cdc.spark.prefetch import Prefetcher
 from cdc.spark.schema import event_schema, struct_type_of
 
@@ -193,7 +193,7 @@ class ChunkPartition(InputPartition):
 class RowsPartition(InputPartition):
     """Events the driver read from the log, already in Arrow."""
 
-    batch: Any  # pyarrow.RecordBatch
+    batches: list[Any]  # pyarrow.RecordBatch
 
 
 class CdcStreamReader(DataSourceStreamReader):
@@ -243,8 +243,8 @@ class CdcStreamReader(DataSourceStreamReader):
             if plan is not None:
                 return {"plan": plan, "seq": 0}
             self.parallel = False  # snapshot.mode takes no snapshot: stream as the source decides
-        rows, end = self._read(start)
-        self._pending[json.dumps(end, sort_keys=True)] = self._partition(rows)
+        batches, end = self._read(start)
+        self._pending[json.dumps(end, sort_keys=True)] = self._partition(batches)
         return end
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
@@ -261,7 +261,7 @@ class CdcStreamReader(DataSourceStreamReader):
     def read(self, partition: InputPartition) -> Iterator[Any]:
         """On an executor: a snapshot chunk (columnar when the source can), or rows the driver read."""
         if isinstance(partition, RowsPartition):
-            yield partition.batch
+            yield from partition.batches
             return
         assert isinstance(partition, ChunkPartition)
         yield from read_chunk(partition, self._arrow_schema, self.typed, self._events)
@@ -289,9 +289,9 @@ class CdcStreamReader(DataSourceStreamReader):
         self._planner = _build_source(self.options)
         return self._planner.plan_parallel_snapshot(self.chunk_rows)
 
-    def _read(self, start: dict[str, Any]) -> tuple[list[tuple], dict[str, Any]]:
+    def _read(self, start: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
         """What the reading thread has buffered since ``start`` (a stream is opened there when none
-        is open at it): rows up to a point between transactions, and the offset after them."""
+        is open at it): record batches up to a point between transactions, and the offset after them."""
         keys = _position_keys(self._source_cls)
         if self._prefetch is None or self._at is None or any(start.get(k) != self._at.get(k) for k in keys):
             if start.get("in_snapshot"):
@@ -300,16 +300,22 @@ class CdcStreamReader(DataSourceStreamReader):
                     fix="delete the checkpoint folder and the target table, then start the query again",
                 )
             self._open(start)
-            self._prefetch = Prefetcher(self._source_stream(), lambda batch: self._events.rows(
-                transformed(self._chain, batch.events), self._next_position), self._end_of, self.max_rows)
+            self._prefetch = Prefetcher(self._source_stream(), self._collect, self._arrow, self._end_of, self.max_rows)
         assert self._prefetch is not None
-        rows, end = self._prefetch.take(wait_s=0.5)
+        batches, end = self._prefetch.take(wait_s=0.5)
         if end is None:
-            if rows:  # (take only returns rows up to an end mark)
+            if batches:  # (take only returns rows up to an end mark)
                 raise AssertionError("rows without an offset after them")
             end = dict(start)
         self._at = end
-        return rows, end
+        return batches, end
+
+    def _collect(self, batch: Any) -> Any:
+        """A batch of the source as our columns' lists (None: no row in it)."""
+        return self._events.collect(transformed(self._chain, batch.events), self._next_position)
+
+    def _arrow(self, parts: list[Any]) -> Any:
+        return self._events.arrow(parts, self._arrow_schema)
 
     def _source_stream(self) -> Iterator[Any]:
         assert self._stream is not None
@@ -327,7 +333,7 @@ class CdcStreamReader(DataSourceStreamReader):
             return {"in_snapshot": True, "seq": self._seq}
         return None
 
-    def _replay(self, start: dict[str, Any], end: dict[str, Any]) -> list[tuple]:
+    def _replay(self, start: dict[str, Any], end: dict[str, Any]) -> list[Any]:
         """A planned micro-batch again after a restart: the source's log still holds it, because
         ``commit`` (which releases it) was not reached for it."""
         if start.get("initial") or start.get("in_snapshot") or end.get("in_snapshot"):
@@ -339,11 +345,13 @@ class CdcStreamReader(DataSourceStreamReader):
         end_key = _committed_key(self._source_cls, end)
         assert end_key is not None, end
         size = len(end_key)
-        rows: list[tuple] = []
+        parts: list[Any] = []
         for batch in self._stream:
             # Transactions that committed before the end offset sort before it.
             events = [e for e in batch.events if e.position and e.position[:size] < end_key]
-            rows.extend(self._events.rows(transformed(self._chain, events), self._next_position))
+            collected = self._events.collect(transformed(self._chain, events), self._next_position)
+            if collected is not None:
+                parts.append(collected)
             key = _committed_key(self._source_cls, batch.offset) if batch.offset is not None else None
             if key is not None and key >= end_key:
                 break
@@ -361,14 +369,15 @@ class CdcStreamReader(DataSourceStreamReader):
                               fix="the source log changed under the checkpoint; delete the checkpoint to start over")
         self._close()  # the next latestOffset() opens a stream at the end offset
         self._at = end
-        return rows
+        return [self._arrow(parts)] if parts else []
 
     def _next_position(self) -> int:
         self._seq += 1
         return self._seq
 
-    def _partition(self, rows: list[tuple]) -> RowsPartition | None:
-        return RowsPartition(rows_batch(rows, self._arrow_schema)) if rows else None
+    def _partition(self, batches: list[Any]) -> RowsPartition | None:
+        batches = concatenated(batches, self._arrow_schema)
+        return RowsPartition(batches) if batches else None
 
     def _open(self, start: dict[str, Any], replay_run: str | None = None) -> None:
         """A stream from ``start``; replaying, it reads the incremental chunks of ``replay_run`` again
@@ -416,9 +425,9 @@ def read_chunk(partition: ChunkPartition, schema: Any, typed: bool, events: Even
                                         partition.chunk["table"], in_tables=events.tables is not None)
             return
         for chunk_events in source.parallel_chunk_events(partition.plan, partition.chunk):
-            rows = events.rows(transformed(chain, chunk_events), lambda: 0)
-            if rows:
-                yield rows_batch(rows, schema)
+            batch = events.batch(transformed(chain, chunk_events), lambda: 0, schema)
+            if batch is not None:
+                yield batch
     finally:
         source.close()
 

@@ -1,19 +1,25 @@
 """The driver reads the source's log in a thread while Spark applies the previous micro-batch.
 
 Spark runs micro-batches one after another: without this, the driver decodes the log only between
-two batches, and decoding and applying never overlap. The thread turns each batch of the source
-into rows and marks where a micro-batch may end (between transactions, or after a large enough
-piece of a snapshot read on the driver); ``take`` hands over what is buffered up to such a mark.
-It stops reading while twice a micro-batch is waiting past an end mark, so memory stays bounded;
-rows with no end mark after them (a transaction, or an incremental chunk's window, larger than
-that) are read on, since the micro-batch that takes them must hold them all.
+two batches, and decoding and applying never overlap. The thread collects the rows of each batch
+of the source (cheap lists) and marks where a micro-batch may end (between transactions, or after
+a large enough piece of a snapshot read on the driver). It converts them in groups: about
+``GROUP_ROWS`` rows (or a micro-batch's, if fewer), or what it has when the source has caught up
+with its log or the group is ``GROUP_S`` old. Converting costs a fixed amount per call (Arrow's
+JSON parser), which a transaction's few rows would pay each. A group is handed over as one piece
+ending at its last end mark, and what follows that mark as another, without one. ``take`` hands
+over what is buffered up to an end mark. The thread stops reading while twice a micro-batch is
+waiting past an end mark, so memory stays bounded; rows with no end mark after them (a transaction,
+or an incremental chunk's window, larger than that) are read on, since the micro-batch that takes
+them must hold them all.
 """
 from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sized
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,19 +31,29 @@ log = logging.getLogger(__name__)
 EndOf = Callable[[Batch, int], dict[str, Any] | None]
 
 
+Raw = Sized  # a source batch's rows as collected (len() counts them)
+Rows = Sized  # rows converted for Spark (a pyarrow.RecordBatch)
+
+GROUP_ROWS = 20_000
+GROUP_S = 0.2
+
+
 @dataclass
 class Piece:
-    rows: list[tuple]
+    rows: Rows | None  # None: no row (heartbeats, a transaction's end)
     end: dict[str, Any] | None
+    count: int
 
 
 class Prefetcher:
-    def __init__(self, stream: Iterator[Batch], to_rows: Callable[[Batch], list[tuple]], end_of: EndOf,
-                 max_rows: int) -> None:
+    def __init__(self, stream: Iterator[Batch], collect: Callable[[Batch], Raw | None],
+                 convert: Callable[[list[Raw]], Rows], end_of: EndOf, max_rows: int) -> None:
         self._stream = stream
-        self._to_rows = to_rows
+        self._collect = collect
+        self._convert = convert
         self._end_of = end_of
         self._max_rows = max_rows
+        self._group_rows = min(GROUP_ROWS, max_rows)
         self._pieces: deque[Piece] = deque()
         self._buffered = 0
         self._cond = threading.Condition()
@@ -49,33 +65,61 @@ class Prefetcher:
 
     def _run(self) -> None:
         since_end = 0
+        group: list[tuple[Raw | None, dict[str, Any] | None]] = []  # collected, not yet converted
+        group_rows, group_began = 0, 0.0
         try:
             for batch in self._stream:
-                rows = self._to_rows(batch)
-                since_end += len(rows)
+                raw = self._collect(batch)
+                count = len(raw) if raw is not None else 0
+                since_end += count
                 end = self._end_of(batch, since_end)
                 if end is not None:
                     since_end = 0
+                if not group:
+                    group_began = time.monotonic()
+                group.append((raw, end))
+                group_rows += count
+                if group_rows < self._group_rows and not batch.caught_up and time.monotonic() - group_began < GROUP_S:
+                    continue
+                self._hand_over(group)
+                group, group_rows = [], 0
                 with self._cond:
-                    self._pieces.append(Piece(rows, end))
-                    self._buffered += len(rows)
-                    self._cond.notify_all()
                     while self._buffered >= 2 * self._max_rows and not self._stopped and self._has_end():
                         self._cond.wait(0.5)
                     if self._stopped:
                         return
+            self._hand_over(group)  # the stream ended (a snapshot without streaming)
         except BaseException as exc:  # noqa: BLE001 - raised again on the Spark thread by take()
             self._error = exc
         with self._cond:
             self.finished = True
             self._cond.notify_all()
 
+    def _hand_over(self, group: list[tuple[Raw | None, dict[str, Any] | None]]) -> None:
+        pieces = self._converted(group)
+        with self._cond:
+            for piece in pieces:
+                self._pieces.append(piece)
+                self._buffered += piece.count
+            self._cond.notify_all()
+
+    def _converted(self, group: list[tuple[Raw | None, dict[str, Any] | None]]) -> list[Piece]:
+        """A group as up to two pieces: up to its last end mark, and after it."""
+        last = max((i for i, (_, end) in enumerate(group) if end is not None), default=-1)
+        pieces = []
+        for part, end in ((group[:last + 1], group[last][1] if last >= 0 else None), (group[last + 1:], None)):
+            raws = [raw for raw, _ in part if raw is not None and len(raw)]
+            count = sum(len(raw) for raw in raws)
+            if part and (count or end is not None):
+                pieces.append(Piece(self._convert(raws) if count else None, end, count))
+        return pieces
+
     def _has_end(self) -> bool:
         return any(p.end is not None for p in self._pieces)
 
-    def take(self, wait_s: float) -> tuple[list[tuple], dict[str, Any] | None]:
+    def take(self, wait_s: float) -> tuple[list[Rows], dict[str, Any] | None]:
         """The buffered rows up to the last end mark (at most about ``max_rows``: the first mark past
-        them), waiting up to ``wait_s`` for a first mark; (rows, None) when there is none."""
+        them), waiting up to ``wait_s`` for a first mark; ([], None) when there is none."""
         with self._cond:
             self._cond.wait_for(lambda: self._error is not None or self.finished
                                 or self._has_end(), wait_s)
@@ -83,17 +127,18 @@ class Prefetcher:
                 raise self._error
             count, last = 0, -1
             for index, piece in enumerate(self._pieces):
-                count += len(piece.rows)
+                count += piece.count
                 if piece.end is not None:
                     last = index
                     if count >= self._max_rows:
                         break
-            rows: list[tuple] = []
+            rows: list[Rows] = []
             end = None
             for _ in range(last + 1):
                 piece = self._pieces.popleft()
-                rows.extend(piece.rows)
-                self._buffered -= len(piece.rows)
+                if piece.rows is not None:
+                    rows.append(piece.rows)
+                self._buffered -= piece.count
                 end = piece.end if piece.end is not None else end
             self._cond.notify_all()
             return rows, end

@@ -43,7 +43,7 @@ def _source(db: dict[str, str], **extra: str) -> Any:
 
 def _both_paths(db: dict[str, str], table: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
     """The chunk's events through the Python converters and through Arrow, as Spark rows."""
-    from cdc.spark.arrow_events import EventRows, arrow_schema, rows_batch, snapshot_batches
+    from cdc.spark.arrow_events import EventRows, arrow_schema, snapshot_batches
     from cdc.spark.schema import event_schema, struct_type_of
 
     source = _source(db)
@@ -58,7 +58,8 @@ def _both_paths(db: dict[str, str], table: str) -> tuple[list[dict[str, Any]], l
         events = EventRows(table, row_type.fieldNames())
         for chunk in plan["chunks"]:
             for batch in source.parallel_chunk_events(plan, chunk):
-                python += rows_batch(events.rows(batch, lambda: 0), schema).to_pylist()
+                rows = events.batch(batch, lambda: 0, schema)
+                python += rows.to_pylist() if rows is not None else []
             columnar = source.parallel_chunk_arrow(plan, chunk)
             if columnar is None:
                 arrow = None

@@ -1,4 +1,5 @@
-"""The driver's reading thread (cdc.spark.prefetch) hands over rows only up to an end mark."""
+"""The driver's reading thread (cdc.spark.prefetch) hands over rows only up to an end mark, and
+converts them in groups."""
 from __future__ import annotations
 
 from typing import Any
@@ -7,34 +8,54 @@ from cdc.core.records import Batch
 from cdc.spark.prefetch import Prefetcher
 
 
-def stream(sizes_and_ends: list[tuple[int, bool]]) -> list[Batch]:
-    return [Batch([], {"n": n, "end": end}) for n, (_, end) in enumerate(sizes_and_ends)]
+def run(plan: list[tuple[int, bool] | tuple[int, bool, bool]], max_rows: int) -> tuple[list[tuple[int, Any]], int]:
+    """Take until every row is handed over: (rows taken, end offset's batch number) per take, and
+    how many times rows were converted. Plan: (rows, ends a transaction[, the source caught up])
+    per source batch; a batch's rows are a list here (the driver's are record batches)."""
+    batches = [Batch([], {"n": n, "end": step[1]}, caught_up=len(step) > 2 and bool(step[2]))
+               for n, step in enumerate(plan)]
+    sizes = {n: step[0] for n, step in enumerate(plan)}
+    conversions = []
 
-
-def run(plan: list[tuple[int, bool]], max_rows: int) -> list[tuple[int, Any]]:
-    """Take until every row is handed over; (rows taken, end offset) per take."""
-    sizes = {n: size for n, (size, _) in enumerate(plan)}
-    prefetch = Prefetcher(iter(stream(plan)), lambda b: [(b.offset["n"],)] * sizes[b.offset["n"]],
+    def convert(parts: list[list[tuple]]) -> list[tuple]:
+        conversions.append(len(parts))
+        return [row for part in parts for row in part]
+    prefetch = Prefetcher(iter(batches), lambda b: [(b.offset["n"],)] * sizes[b.offset["n"]] or None, convert,
                           lambda b, _since: dict(b.offset) if b.offset["end"] else None, max_rows)
     taken: list[tuple[int, Any]] = []
-    total = sum(size for size, _ in plan)
+    total = sum(step[0] for step in plan)
     for _ in range(20):
-        rows, end = prefetch.take(wait_s=0.5)
+        pieces, end = prefetch.take(wait_s=0.5)
+        rows = [row for piece in pieces for row in piece]
         if rows:
             taken.append((len(rows), end["n"]))
         if sum(n for n, _ in taken) == total:
             break
     prefetch.stop(type("Source", (), {"stop": lambda self: None})())
-    return taken
+    return taken, len(conversions)
 
 
 def test_a_transaction_larger_than_twice_a_micro_batch_is_read_whole() -> None:
     # 10 rows a micro-batch; one transaction of 60 rows in 6 pieces, its end mark after the last:
     # the thread must read past the usual bound (20 rows), or take() would wait forever
     plan = [(5, True), *[(10, False)] * 5, (10, True), (3, True)]
-    assert run(plan, max_rows=10) == [(5, 0), (60, 6), (3, 7)]
+    assert run(plan, max_rows=10)[0] == [(5, 0), (60, 6), (3, 7)]
 
 
 def test_reading_pauses_while_two_micro_batches_wait() -> None:
     plan = [(10, True)] * 6
-    assert run(plan, max_rows=10) == [(10, n) for n in range(6)]
+    assert run(plan, max_rows=10)[0] == [(10, n) for n in range(6)]
+
+
+def test_small_transactions_are_converted_together() -> None:
+    # a group is converted once it holds a micro-batch's rows (here fewer than GROUP_ROWS), and
+    # handed over up to its last end mark; the rest of the stream when it ends
+    plan = [(30, True), (30, True), (30, False), (30, True), (5, True)]
+    assert run(plan, max_rows=100) == ([(120, 3), (5, 4)], 2)
+
+
+def test_a_source_that_caught_up_hands_over_at_once() -> None:
+    # caught up, the source has nothing more for now: its group is converted then (a batch without
+    # rows still carries the end mark), and the rest apart
+    plan = [(4, False), (0, True, True), (6, True)]
+    assert run(plan, max_rows=100) == ([(10, 2)], 2)

@@ -1,0 +1,106 @@
+"""The driver's stream rows parsed column by column from their JSON (cdc/spark/json_columns.py)
+give the values of the per-value converters (cdc/spark/schema.py), for every common PostgreSQL
+type, from the compiled codec's rows and from Python's; a batch the columnar path cannot read
+(a float column holding NaN) is converted value by value, with the same result."""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import psycopg
+import pytest
+
+from cdc.core.records import ChangeEvent
+from tests.integration.test_pg_stream import sql
+from tests.integration.test_spark_parallel import COLUMNAR_TYPES, ROWS, _source
+
+pytestmark = pytest.mark.spark
+
+
+def _transactions(db: dict[str, str], native: bool, statements: list[str], rows: int) -> list[list[ChangeEvent]]:
+    """The row events of ``statements`` (each its own transaction) as streamed, one list per transaction."""
+    with psycopg.connect(db["dsn"], autocommit=True) as conn:
+        conn.execute("CREATE PUBLICATION cols_pub FOR TABLE wide")
+        conn.execute("SELECT pg_create_logical_replication_slot('cols_slot', 'pgoutput')")
+        for statement in statements:
+            conn.execute(statement)
+    source = _source(db, **{"slot.name": "cols_slot", "publication.name": "cols_pub", "snapshot.mode": "no_data"})
+    source.native_rows = native
+    by_tx: dict[Any, list[ChangeEvent]] = {}
+    deadline = time.monotonic() + 60
+    try:
+        for batch in source.stream(None):
+            for event in batch.events:
+                if event.value is not None and event.table_id and "op" in event.value:
+                    by_tx.setdefault(event.value["source"]["txId"], []).append(event)
+            if sum(len(events) for events in by_tx.values()) >= rows:
+                break
+            assert time.monotonic() < deadline, f"{rows} row events expected, these came: {by_tx}"
+    finally:
+        source.stop()
+        source.close()
+    return list(by_tx.values())
+
+
+def _same(ours: Any, theirs: Any) -> bool:
+    if isinstance(theirs, float) and math.isnan(theirs):
+        return isinstance(ours, float) and math.isnan(ours)
+    if isinstance(theirs, dict):
+        return isinstance(ours, dict) and ours.keys() == theirs.keys() and all(_same(ours[k], v) for k, v in theirs.items())
+    return type(ours) is type(theirs) and ours == theirs
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["codec rows", "python rows"])
+def test_stream_rows_parsed_as_columns_equal_the_per_value_path(pg_db: dict[str, str], native: bool,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from cdc.spark import arrow_events
+    from cdc.spark.arrow_events import EventRows, arrow_schema
+    from cdc.spark.schema import event_schema, struct_type_of
+
+    sql(pg_db, COLUMNAR_TYPES, "ALTER TABLE wide REPLICA IDENTITY FULL")
+    first, second, third = ROWS.split("),\n")  # one transaction per row of ROWS
+    statements = [first + ")", "INSERT INTO wide VALUES " + second.strip() + ")",
+                  "INSERT INTO wide VALUES " + third.strip(),
+                  "UPDATE wide SET t = 'changed', n = n + 1 WHERE id <> 3",  # before and after rows
+                  "DELETE FROM wide WHERE id = 2"]
+    transactions = _transactions(pg_db, native, statements, rows=6)
+    assert [len(events) for events in transactions] == [1, 1, 1, 2, 1]
+
+    source = _source(pg_db)
+    try:
+        row_type, _ = struct_type_of(source.table_schema("public.wide"))
+    finally:
+        source.close()
+    schema = arrow_schema(event_schema(row_type))
+    outcomes: list[str] = []
+    real_reader_for = arrow_events.reader_for
+
+    def spied(*args: Any) -> Any:
+        read = real_reader_for(*args)
+        assert read is not None, "every column of this table has a columnar reading"
+
+        def reading(texts: list[bytes | None]) -> Any:
+            try:
+                result = read(texts)
+            except arrow_events.ColumnarUnfit:
+                outcomes.append("value by value")
+                raise
+            outcomes.append("columnar")
+            return result
+        return reading
+
+    per_value = EventRows("public.wide", row_type.fieldNames())
+    columnar = EventRows("public.wide", row_type.fieldNames())
+    for events in transactions:
+        monkeypatch.setattr(arrow_events, "reader_for", lambda *args: None)
+        want = per_value.batch(events, lambda: 0, schema)
+        monkeypatch.setattr(arrow_events, "reader_for", spied)
+        got = columnar.batch(events, lambda: 0, schema)
+        assert want is not None and got is not None
+        assert got.schema == want.schema
+        for ours, theirs in zip(got.to_pylist(), want.to_pylist(), strict=True):
+            assert _same(ours, theirs), (ours, theirs)
+    # before and after of each transaction: the row with NaN and -Infinity (id 3, an insert: no
+    # before) is read value by value
+    assert outcomes == ["columnar"] * 5 + ["value by value"] + ["columnar"] * 4, outcomes
