@@ -33,7 +33,7 @@ from bench.bench_postgres import TABLE, load  # noqa: E402
 from bench.common import scratch_database  # noqa: E402
 
 
-MAX_ROWS_PER_BATCH = [100_000]  # --max-rows-per-batch
+MAX_ROWS_PER_BATCH = [300_000]  # --max-rows-per-batch
 
 
 def _reader(spark: Any, props: dict[str, str], slot: str, chunk_rows: int) -> Any:
@@ -143,7 +143,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--changes", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=1)
-    parser.add_argument("--max-rows-per-batch", type=int, default=100_000,
+    parser.add_argument("--max-rows-per-batch", type=int, default=300_000,
                         help="the reader's maxRowsPerBatch (a MERGE costs about 3 s whatever its size)")
     parser.add_argument("--streaming-only", action="store_true", help="only the local[2] run (snapshot + streaming)")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # master, props json: one measurement
