@@ -585,7 +585,7 @@ class PostgresSource:
                 continue
             changes.handle(data, events)
             if len(events) >= max_batch:
-                yield self._handover(events, changes.position(inside=True))
+                yield from self._handover_inside(events, changes)
                 events = []
                 if self._stopping:
                     return
@@ -617,9 +617,24 @@ class PostgresSource:
                 self._stream.received_lsn >= self._read_only_window[1].wal_lsn:
             self._read_only_mark(sig.WINDOW_CLOSE, events, where)
         if events or idle:
-            batch = self._handover(list(events), changes.position(inside=True))
+            *first, batch = self._handover_inside(events, changes)
+            yield from first
             batch.caught_up = between
             yield batch
+
+    def _handover_inside(self, events: list[ChangeEvent], changes: ChangeStream) -> list[Batch]:
+        """Events (copied: the caller reuses its list) handed over where the stream stands, maybe inside
+        a transaction. Then the events up to the last COMMIT among them go first, with its offset: a
+        committed one, where a bounded reader (Spark's micro-batches) may end, though the socket mostly
+        drains inside transactions. Not while an incremental or blocking snapshot runs: its state in
+        the offset is the present one."""
+        mark = changes.last_commit
+        if mark is not None and mark[0] is events and 0 < mark[1] < len(events) and changes.in_transaction \
+                and not self._incr.active and not self._signal_handler.blocking:
+            _, count, position = mark
+            return [self._handover(events[:count], position),
+                    self._handover(events[count:], changes.position(inside=True))]
+        return [self._handover(list(events), changes.position(inside=True))]
 
     # ---- StreamHooks: what the change stream asks of the source ------------------------------------
 

@@ -101,6 +101,8 @@ class ChangeStream:
         self.per_event_ids = per_event_ids  # transaction.id.mode=debezium
         self.tx = Transaction()
         self.last_commit_lsn: int | None = None  # source.sequence's first LSN (Debezium's)
+        # The events list of the last COMMIT, how many events it held then, and the position after it.
+        self.last_commit: tuple[list[ChangeEvent], int, PgPosition] | None = None
         self._signal_relid: int | None = None
         self.signal_columns: list[str] = []
 
@@ -178,6 +180,7 @@ class ChangeStream:
         self.committed_lsn = max(self.committed_lsn, message.end_lsn)
         self._skip_commit = None
         tx.skipping = False
+        self.last_commit = (events, len(events), self.position())
 
     def _on_relation(self, message: po.Relation, wal_start: int, events: list[ChangeEvent]) -> None:
         if f"{message.namespace}.{message.name}" == self.signal_table:
