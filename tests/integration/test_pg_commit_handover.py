@@ -55,9 +55,10 @@ def test_a_backlog_of_transactions_gives_a_committed_offset_after_each(pg_db: di
     assert ids == list(range(1, TRANSACTIONS * ROWS + 1))
     committed = [(sum(len(i) for i, _ in batches[:n + 1]), offset) for n, (_, offset) in enumerate(batches)
                  if PostgresSource.committed_key(offset) is not None]
-    # every committed offset falls after a whole transaction, and nearly every transaction has one
+    # every committed offset falls after a whole transaction, and most transactions have one (two
+    # commits drained together share one; before, only a drain between transactions gave one: 1 here)
     assert all(rows_before % ROWS == 0 for rows_before, _ in committed), [r for r, _ in committed]
-    assert len({rows for rows, _ in committed}) >= TRANSACTIONS - 2, [r for r, _ in committed]
+    assert len({rows for rows, _ in committed}) >= TRANSACTIONS // 2, [r for r, _ in committed]
 
     # resumed from one of them, the stream goes on with the next transaction, nothing lost or doubled
     rows_before, offset = committed[len(committed) // 2]
