@@ -107,7 +107,10 @@ def reader_for(row_schema: dict[str, Any], row_type: pa.StructType) -> Callable[
         if not present:
             return pa.nulls(len(texts), row_type)
         try:
-            table = pj.read_json(io.BytesIO(b"\n".join(present)), parse_options=options).combine_chunks()
+            # A block must hold whole rows: large ones (a long text or JSON column) need larger blocks.
+            block = max(1 << 20, 2 * max(map(len, present)))
+            table = pj.read_json(io.BytesIO(b"\n".join(present)), read_options=pj.ReadOptions(block_size=block),
+                                 parse_options=options).combine_chunks()
             columns = [finish(table.column(name).chunk(0) if table.column(name).num_chunks
                               else pa.array([], table.schema.field(name).type))
                        for name, finish in fields]
