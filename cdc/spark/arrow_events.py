@@ -167,10 +167,13 @@ class EventRows:
         source_column = pa.array(all_.sources, type=schema.field("source").type).take(
             pa.array(all_.source_index, pa.int32()))
         row_type = schema.field("after").type
+        # One table version throughout (its converter is the current one): rows can be parsed as columns.
+        reader = self._json_reader(row_type) if self.table and self.tables is None and self._convert is not None \
+            and all(c is self._convert for c in all_.converters) else None
         arrays = [
             pa.array(all_.ops, type=pa.string()),
-            self._rows(all_.befores, all_.converters, row_type),
-            self._rows(all_.afters, all_.converters, row_type),
+            self._rows(all_.befores, all_.converters, row_type, reader),
+            self._rows(all_.afters, all_.converters, row_type, reader),
             source_column,
             pa.array(all_.ts, type=pa.int64()),
             pa.array(all_.tables, type=pa.string()),
@@ -179,18 +182,14 @@ class EventRows:
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
     def _rows(self, rows: list[Any], converters: list[Callable[[dict[str, Any] | None], Any]],
-              row_type: pa.DataType) -> pa.Array:
-        """One row column: parsed from the rows' JSON in C++ when the batch is of one table version
-        whose field types ``json_columns`` covers, else converted value by value (``schema``)."""
-        convert = self._convert
-        if self.table and self.tables is None and convert is not None and all(c is convert for c in converters):
-            reader = self._json_reader(row_type)
-            if reader is not None:
-                try:
-                    return reader([None if r is None else r.json if isinstance(r, NativeRow) else _dumps(r)
-                                   for r in rows])
-                except (ColumnarUnfit, TypeError) as exc:  # TypeError: a value orjson cannot write
-                    log.debug("rows of %s converted value by value: %s", self.table, exc)
+              row_type: pa.DataType, reader: Callable[[list[bytes | None]], pa.Array] | None) -> pa.Array:
+        """One row column: parsed from the rows' JSON in C++ by ``reader`` (``json_columns``) when there
+        is one and it can, else converted value by value (``schema``)."""
+        if reader is not None:
+            try:
+                return reader([None if r is None else r.json if isinstance(r, NativeRow) else _dumps(r) for r in rows])
+            except (ColumnarUnfit, TypeError) as exc:  # TypeError: a value orjson cannot write
+                log.debug("rows of %s converted value by value: %s", self.table, exc)
         return pa.array([convert_one(_loads(r.json) if isinstance(r, NativeRow) else r)
                          for convert_one, r in zip(converters, rows, strict=True)], type=row_type)
 

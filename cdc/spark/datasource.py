@@ -303,7 +303,8 @@ class CdcStreamReader(DataSourceStreamReader):
                     fix="delete the checkpoint folder and the target table, then start the query again",
                 )
             self._open(start)
-            self._prefetch = Prefetcher(self._source_stream(), self._collect, self._arrow, self._end_of, self.max_rows)
+            self._prefetch = Prefetcher(self._source_stream(), lambda batch: self._collected(batch.events), self._arrow,
+                                        self._end_of, self.max_rows)
         assert self._prefetch is not None
         batches, end = self._prefetch.take(wait_s=0.5)
         if end is None:
@@ -313,9 +314,9 @@ class CdcStreamReader(DataSourceStreamReader):
         self._at = end
         return batches, end
 
-    def _collect(self, batch: Any) -> Any:
-        """A batch of the source as our columns' lists (None: no row in it)."""
-        return self._events.collect(transformed(self._chain, batch.events), self._next_position)
+    def _collected(self, events: list[ChangeEvent]) -> Any:
+        """Events (through the query's transforms) as our columns' lists, numbered on; None: no row."""
+        return self._events.collect(transformed(self._chain, events), self._next_position)
 
     def _arrow(self, parts: list[Any]) -> Any:
         return self._events.arrow(parts, self._arrow_schema)
@@ -352,7 +353,7 @@ class CdcStreamReader(DataSourceStreamReader):
         for batch in self._stream:
             # Transactions that committed before the end offset sort before it.
             events = [e for e in batch.events if e.position and e.position[:size] < end_key]
-            collected = self._events.collect(transformed(self._chain, events), self._next_position)
+            collected = self._collected(events)
             if collected is not None:
                 parts.append(collected)
             key = _committed_key(self._source_cls, batch.offset) if batch.offset is not None else None

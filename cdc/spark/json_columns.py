@@ -111,9 +111,7 @@ def reader_for(row_schema: dict[str, Any], row_type: pa.StructType) -> Callable[
             block = max(1 << 20, 2 * max(map(len, present)))
             table = pj.read_json(io.BytesIO(b"\n".join(present)), read_options=pj.ReadOptions(block_size=block),
                                  parse_options=options).combine_chunks()
-            columns = [finish(table.column(name).chunk(0) if table.column(name).num_chunks
-                              else pa.array([], table.schema.field(name).type))
-                       for name, finish in fields]
+            columns = [finish(table.column(name).chunk(0)) for name, finish in fields]  # one chunk: combined
             rows = pa.StructArray.from_arrays(columns, fields=list(row_type))
         except (pa.ArrowException, ValueError, TypeError, OverflowError) as exc:
             raise ColumnarUnfit(str(exc)) from exc

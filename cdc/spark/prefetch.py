@@ -42,7 +42,10 @@ GROUP_S = 0.2
 class Piece:
     rows: Rows | None  # None: no row (heartbeats, a transaction's end)
     end: dict[str, Any] | None
-    count: int
+
+    @property
+    def count(self) -> int:
+        return len(self.rows) if self.rows is not None else 0
 
 
 class Prefetcher:
@@ -111,7 +114,7 @@ class Prefetcher:
             raws = [raw for raw, _ in part if raw is not None and len(raw)]
             count = sum(len(raw) for raw in raws)
             if part and (count or end is not None):
-                pieces.append(Piece(self._convert(raws) if count else None, end, count))
+                pieces.append(Piece(self._convert(raws) if count else None, end))
         return pieces
 
     def _has_end(self) -> bool:
