@@ -84,8 +84,12 @@ start() {
   configure
   if [ ! -f "$dir/data/meta.properties" ]; then
     # A cluster id is 16 random bytes in URL-safe base64 (what StorageTool random-uuid prints,
-    # without starting a JVM for it).
-    id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+    # without starting a JVM for it). One that starts with '-' reads as an option (1 in 64): drawn
+    # again, as Kafka's own Uuid.randomUuid does.
+    id=-
+    while [ "${id#-}" != "$id" ]; do
+      id=$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=')
+    done
     java -cp "$jars/*" kafka.tools.StorageTool format -t "$id" -c "$dir/server.properties" >"$dir/format.log" 2>&1 \
       || { echo "formatting $dir/data failed:" >&2; cat "$dir/format.log" >&2; exit 1; }
   fi
