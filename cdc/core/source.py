@@ -77,6 +77,9 @@ class Replayable(Protocol):
     @staticmethod
     def committed_key(offset: dict[str, Any]) -> tuple[int, ...] | None: ...
 
+    # Optional: ``check_replayable(config)`` raises a ConfigError for a configuration Spark cannot
+    # replay (the SQL Server source: several databases, whose LSNs do not compare).
+
 
 @dataclass(frozen=True)
 class SourceSettings:

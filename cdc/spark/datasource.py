@@ -18,10 +18,12 @@ needs is still there. Incremental snapshots (signals) run in the driver's stream
 names the run that read it (``chunk_run``), micro-batches never end inside a chunk's window, and a
 replayed micro-batch reads the same chunks again (cdc.core.incremental, "Replay").
 
-Options: ``source`` (a registered source plugin), ``table`` (one
-captured table: ``before``/``after`` get its real Spark types; without it they are JSON
-strings and every captured table is read), ``maxRowsPerBatch`` (300,000), ``snapshotChunkRows`` (rows per
-snapshot chunk, 100,000), ``parallelSnapshot`` (true), and the source's own options under their
+Options: ``source`` (a registered source plugin); ``table`` (one captured table, named as its
+events' table id: ``schema.table`` for PostgreSQL, ``database.table`` for MySQL,
+``database.schema.table`` for SQL Server; ``before``/``after`` get its real Spark types), or
+``tables`` (several: a struct per table), or neither (JSON strings, every captured table);
+``maxRowsPerBatch`` (300,000), ``snapshotChunkRows`` (rows per snapshot chunk, 100,000),
+``parallelSnapshot`` (true), and the source's own options under their
 Debezium names. Unknown sources and bad options fail at ``load()``.
 """
 from __future__ import annotations
@@ -101,6 +103,9 @@ def _build_source(options: Mapping[str, str]) -> Any:
     _check_replayable(source_cls, name)
     config = Config(_source_properties(options)).declare(CORE_OPTIONS).declare(getattr(source_cls, "options", ()))
     config.validate(("spark.",))
+    check = getattr(source_cls, "check_replayable", None)  # a source's own limits under Spark
+    if check is not None:
+        check(config)
     return source_cls(config)
 
 

@@ -96,9 +96,11 @@ def test_unknown_source_fails_at_load(spark: Any) -> None:
         spark.readStream.format("cdc").option("source", "oracle").option("table", "x.y").load()
 
 
-def test_source_that_cannot_replay_fails_at_load(spark: Any) -> None:
-    with pytest.raises(Exception, match="the sqlserver source cannot feed Spark"):
-        spark.readStream.format("cdc").option("source", "sqlserver").option("table", "x.y").load()
+def test_source_configuration_spark_cannot_replay_fails_at_load(spark: Any) -> None:
+    """SQL Server's LSNs of two databases do not compare: one query per database."""
+    with pytest.raises(Exception, match="one SQL Server database per query"):
+        spark.readStream.format("cdc").option("source", "sqlserver").option("database.names", "a,b") \
+            .option("table", "a.dbo.t").load()
 
 
 def test_missing_table_fails_at_load(spark: Any, pg_db: dict[str, str]) -> None:

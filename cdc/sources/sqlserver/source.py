@@ -67,6 +67,31 @@ class SqlServerSource:
     connector_classes: ClassVar[tuple[str, ...]] = ("io.debezium.connector.sqlserver.SqlServerConnector",)
     connector_name: ClassVar[str] = "sqlserver"  # source.connector and the context header
     options: ClassVar[tuple[Option, ...]] = SQLSERVER_OPTIONS  # SIGNAL_OPTIONS included
+    # Spark's micro-batches (cdc.core.source.Replayable): the offset's per-database positions, or
+    # Debezium's own single-database shape (an offset carried over from Debezium)
+    POSITION_KEYS: ClassVar[tuple[str, ...]] = ("databases", "commit_lsn")
+
+    @staticmethod
+    def committed_key(offset: dict[str, Any]) -> tuple[int, ...] | None:
+        """The sort key of an offset of one database: the events at or before its position sort
+        before it. Every offset lies between two changes (a poll hands over whole changes), so any
+        can end a micro-batch. None with several databases: their LSNs do not compare."""
+        databases = offset.get("databases") or ({"": offset} if "commit_lsn" in offset else {})
+        if len(databases) != 1:
+            return None
+        position = Position.from_offset(next(iter(databases.values())))
+        commit = position.commit_lsn.as_int()
+        if position.change_lsn is None:  # every change of commit_lsn was delivered
+            return (commit + 1,)
+        return (commit, position.change_lsn.as_int(), (position.event_serial_no or 0) + 1)
+
+    @staticmethod
+    def check_replayable(config: Config) -> None:
+        """Spark replays a micro-batch between two positions of one database's log."""
+        databases = config.get("database.names") or []
+        if len(databases) > 1:
+            raise ConfigError(f"format('cdc') reads one SQL Server database per query, not {', '.join(databases)}",
+                              fix="start one streaming query per database (.option('database.names', 'testDB'))")
 
     def __init__(self, config: Config, *, connect: Connect | None = None,
                  clock: Callable[[], int] | None = None, sleep: Callable[[float], None] | None = None) -> None:
@@ -151,6 +176,32 @@ class SqlServerSource:
         if not self._streams:
             return  # initial_only: every database has its snapshot
         yield from self._poll_loop()
+
+    # ---- the captured tables (Spark's schema at load()) -----------------------------------------
+
+    def captured_tables(self) -> list[str]:
+        """The tables this configuration captures, as ``<db>.<schema>.<table>`` (the events' table id)."""
+        return sorted({self._state(i).data_collection for db in self.databases for i in self._instances(db)})
+
+    def table_schema(self, qualified: str) -> dict[str, Any]:
+        """The Connect struct schema of one captured table's rows (``before``/``after``), from its
+        newest capture instance; ``qualified`` is ``<db>.<schema>.<table>``."""
+        database = qualified.split(".", 1)[0]
+        states = [self._state(i) for i in self._instances(database)] if database in self.databases else []
+        matching = [s for s in states if s.data_collection == qualified]
+        if not matching:
+            raise SourceError(f"table {qualified!r} is not captured in database.names={','.join(self.databases)}",
+                              fix="name it <database>.<schema>.<table> (testDB.dbo.customers), with CDC enabled on it")
+        return matching[-1].envelope.row_schema
+
+    def _instances(self, database: str) -> list[CaptureInstance]:
+        conn = self._connect(database)
+        try:
+            catalog.check_database(conn)
+            instances = catalog.read_instances(conn, self.table_filter)
+            return [i for i in instances if not self._is_signal_table(database, i)]
+        finally:
+            conn.close()
 
     # ---- start-up -----------------------------------------------------------------------------
 
