@@ -128,7 +128,6 @@ class EventRows:
         self._reader_schema: dict[str, Any] | None = None  # the table version self._reader reads
         self._reader: Callable[[list[bytes | None]], pa.Array] | None = None  # cdc.spark.json_columns
         self._per_table: dict[str, EventRows] = {}
-        self._index = {name: i for i, name in enumerate(tables or ())}
 
     def batch(self, events: list[ChangeEvent], position: Callable[[], int], schema: pa.Schema) -> pa.RecordBatch | None:
         """The events' rows of ``schema`` (``event_schema`` in Arrow); None without rows."""
@@ -167,19 +166,57 @@ class EventRows:
         source_column = pa.array(all_.sources, type=schema.field("source").type).take(
             pa.array(all_.source_index, pa.int32()))
         row_type = schema.field("after").type
-        # One table version throughout (its converter is the current one): rows can be parsed as columns.
-        reader = self._json_reader(row_type) if self.table and self.tables is None and self._convert is not None \
-            and all(c is self._convert for c in all_.converters) else None
+        if self.tables is not None:
+            befores = self._tables_rows(all_.befores, all_.converters, all_.tables, row_type)
+            afters = self._tables_rows(all_.afters, all_.converters, all_.tables, row_type)
+        else:
+            reader = self._reader_if_one_version(all_.converters, row_type)
+            befores = self._rows(all_.befores, all_.converters, row_type, reader)
+            afters = self._rows(all_.afters, all_.converters, row_type, reader)
         arrays = [
             pa.array(all_.ops, type=pa.string()),
-            self._rows(all_.befores, all_.converters, row_type, reader),
-            self._rows(all_.afters, all_.converters, row_type, reader),
+            befores,
+            afters,
             source_column,
             pa.array(all_.ts, type=pa.int64()),
             pa.array(all_.tables, type=pa.string()),
             pa.array(all_.positions, type=pa.int64()),
         ]
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    def _reader_if_one_version(self, converters: list[Callable[[dict[str, Any] | None], Any]],
+                               row_type: pa.DataType) -> Callable[[list[bytes | None]], pa.Array] | None:
+        """The JSON column reader of this table's current version, when every row is of it (each row's
+        converter is the current one): only then can the rows be parsed as columns."""
+        if self._convert is None or any(c is not self._convert for c in converters):
+            return None
+        return self._json_reader(row_type)
+
+    def _tables_rows(self, rows: list[Any], converters: list[Callable[[dict[str, Any] | None], Any]],
+                     tables: list[str], row_type: pa.StructType) -> pa.Array:
+        """One row column of a query over several tables: a struct with one field per table, that
+        table's rows built as one table's are (columns where they can be), the others' null."""
+        by_table: dict[str, list[int]] = {}
+        for i, table in enumerate(tables):
+            by_table.setdefault(table, []).append(i)
+        count = len(rows)
+        children = []
+        for field in row_type:
+            indices = by_table.get(field.name)
+            if not indices:
+                children.append(pa.nulls(count, field.type))
+                continue
+            one = self._per_table[field.name]
+            mine = [converters[i] for i in indices]
+            column = one._rows([rows[i] for i in indices], mine, field.type,
+                               one._reader_if_one_version(mine, field.type))
+            if len(indices) < count:  # spread to every row: null where another table's row is
+                at: list[int | None] = [None] * count
+                for j, i in enumerate(indices):
+                    at[i] = j
+                column = column.take(pa.array(at, type=pa.int32()))
+            children.append(column)
+        return pa.StructArray.from_arrays(children, fields=list(row_type), mask=pa.array([r is None for r in rows]))
 
     def _rows(self, rows: list[Any], converters: list[Callable[[dict[str, Any] | None], Any]],
               row_type: pa.DataType, reader: Callable[[list[bytes | None]], pa.Array] | None) -> pa.Array:
@@ -221,17 +258,9 @@ class EventRows:
         return self._convert
 
     def _in_tables(self, event: ChangeEvent) -> Callable[[dict[str, Any] | None], Any]:
+        """The converter of the event's table (its own EventRows: its version, its column reader)."""
         assert self.tables is not None and event.table_id is not None
         one = self._per_table.get(event.table_id)
         if one is None:
             one = self._per_table[event.table_id] = EventRows(event.table_id, self.tables[event.table_id])
-        convert = one._converter(event)
-        index, width = self._index[event.table_id], len(self._index)
-
-        def wrap(row: dict[str, Any] | None) -> Any:
-            if row is None:
-                return None
-            out: list[Any] = [None] * width
-            out[index] = convert(row)
-            return tuple(out)
-        return wrap
+        return one._converter(event)

@@ -18,10 +18,11 @@ from tests.integration.test_spark_parallel import COLUMNAR_TYPES, ROWS, _source
 pytestmark = pytest.mark.spark
 
 
-def _transactions(db: dict[str, str], native: bool, statements: list[str], rows: int) -> list[list[ChangeEvent]]:
+def _transactions(db: dict[str, str], native: bool, statements: list[str], rows: int,
+                  tables: str = "wide") -> list[list[ChangeEvent]]:
     """The row events of ``statements`` (each its own transaction) as streamed, one list per transaction."""
     with psycopg.connect(db["dsn"], autocommit=True) as conn:
-        conn.execute("CREATE PUBLICATION cols_pub FOR TABLE wide")
+        conn.execute(f"CREATE PUBLICATION cols_pub FOR TABLE {tables}")
         conn.execute("SELECT pg_create_logical_replication_slot('cols_slot', 'pgoutput')")
         for statement in statements:
             conn.execute(statement)
@@ -104,3 +105,56 @@ def test_stream_rows_parsed_as_columns_equal_the_per_value_path(pg_db: dict[str,
     # before and after of each transaction: the row with NaN and -Infinity (id 3, an insert: no
     # before) is read value by value
     assert outcomes == ["columnar"] * 5 + ["value by value"] + ["columnar"] * 4, outcomes
+
+
+def test_rows_of_several_tables_parsed_as_columns_equal_the_per_value_path(pg_db: dict[str, str],
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A query over several tables (``tables``): each table's rows of a mixed batch are parsed as
+    that table's columns, then spread into the struct of structs, null where another table's row is."""
+    from cdc.spark import arrow_events
+    from cdc.spark.arrow_events import EventRows, arrow_schema
+    from cdc.spark.schema import event_schema, struct_type_of
+
+    sql(pg_db, COLUMNAR_TYPES, "CREATE TABLE small (id int PRIMARY KEY, name text)")
+    first = ROWS.split("),\n")[0] + ")"
+    statements = [f"BEGIN; {first}; INSERT INTO small VALUES (1, 'one'), (2, 'two'); "
+                  "UPDATE wide SET t = 'changed' WHERE id = 1; DELETE FROM small WHERE id = 1; COMMIT"]
+    events = [e for tx in _transactions(pg_db, True, statements, rows=5, tables="wide, small") for e in tx]
+    assert [e.table_id for e in events] == ["public.wide", "public.small", "public.small", "public.wide",
+                                            "public.small"]
+    source = _source(pg_db)
+    try:
+        types = {name: struct_type_of(source.table_schema(name))[0] for name in ("public.small", "public.wide")}
+    finally:
+        source.close()
+    from pyspark.sql import types as T
+
+    row_type = T.StructType([T.StructField(name, t, True) for name, t in types.items()])
+    schema = arrow_schema(event_schema(row_type))
+    tables = {name: t.fieldNames() for name, t in types.items()}
+    outcomes: list[str] = []
+    real_reader_for = arrow_events.reader_for
+
+    def spied(*args: Any) -> Any:
+        read = real_reader_for(*args)
+        assert read is not None
+
+        def reading(texts: list[bytes | None]) -> Any:
+            outcomes.append("columnar")
+            return read(texts)
+        return reading
+
+    monkeypatch.setattr(arrow_events, "reader_for", lambda *args: None)
+    want = EventRows(None, None, tables).batch(events, lambda: 0, schema)
+    monkeypatch.setattr(arrow_events, "reader_for", spied)
+    got = EventRows(None, None, tables).batch(events, lambda: 0, schema)
+    assert want is not None and got is not None
+    assert outcomes == ["columnar"] * 4  # before and after, of each table
+    for ours, theirs in zip(got.to_pylist(), want.to_pylist(), strict=True):
+        assert _same(ours, theirs), (ours, theirs)
+    rows = want.to_pylist()
+    assert [(r["after"] or {}).get("public.small") for r in rows] == [
+        None, {"id": 1, "name": "one"}, {"id": 2, "name": "two"}, None, None]
+    assert [r["before"] for r in rows][:3] == [None, None, None]
+    assert rows[3]["after"]["public.wide"]["t"] == "changed" and rows[3]["after"]["public.small"] is None
+    assert rows[4]["before"]["public.small"]["id"] == 1 and rows[4]["after"] is None
