@@ -129,7 +129,8 @@ PROPS
   touch "$build/.complete"
 }
 
-answers() { curl -sf -o /dev/null "$(url)/subjects"; }
+# A registry answers GET /subjects with a JSON list; another server on the port (a web UI) does not.
+answers() { curl -sf "$(url)/subjects" 2>/dev/null | grep -q '^\['; }
 
 running() { [ -f "$dir/pid" ] && kill -0 "$(cat "$dir/pid")" 2>/dev/null; }
 

@@ -24,8 +24,9 @@
 #
 # Environment:
 #   CDC_SPARK_MASTER_PORT         master port (default 57077)
-#   CDC_SPARK_WEBUI_PORT          master web UI, also its JSON status at /json/ (default 58080)
-#   CDC_SPARK_WORKER_WEBUI_PORT   first worker's web UI port; the next ones follow (default 58081)
+#   CDC_SPARK_WEBUI_PORT          master web UI, also its JSON status at /json/ (default 58180)
+#   CDC_SPARK_WORKER_WEBUI_PORT   first worker's web UI port; the next ones follow (default 58181;
+#                                 58081 is the schema registry's)
 #   CDC_SPARK_WORKERS             number of workers (default 2)
 #   CDC_SPARK_WORKER_CORES        cores each worker offers (default 1)
 #   CDC_SPARK_WORKER_MEMORY       memory each worker offers to executors (default 1g)
@@ -42,8 +43,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 port=${CDC_SPARK_MASTER_PORT:-57077}
-webui=${CDC_SPARK_WEBUI_PORT:-58080}
-worker_webui=${CDC_SPARK_WORKER_WEBUI_PORT:-58081}
+webui=${CDC_SPARK_WEBUI_PORT:-58180}
+worker_webui=${CDC_SPARK_WORKER_WEBUI_PORT:-58181}
 workers=${CDC_SPARK_WORKERS:-2}
 cores=${CDC_SPARK_WORKER_CORES:-1}
 memory=${CDC_SPARK_WORKER_MEMORY:-1g}

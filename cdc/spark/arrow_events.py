@@ -119,12 +119,17 @@ class EventRows:
     columns), a struct of one such struct per table; without either, JSON strings."""
 
     def __init__(self, table: str | None, columns: list[str] | None,
-                 tables: dict[str, list[str]] | None = None) -> None:
+                 tables: dict[str, list[str]] | None = None,
+                 columns_now: Callable[[str], list[str]] | None = None) -> None:
+        """``columns_now(table)``: the table's columns in the database now, asked when rows hold a
+        column Spark's schema lacks (dropped since, or added since the query started)."""
         self.table = table
         self.columns = columns
         self.tables = tables
+        self._columns_now = columns_now
         self._convert: Callable[[dict[str, Any] | None], Any] | None = None
         self._schema: dict[str, Any] | None = None
+        self._exact = True  # the current version's columns are Spark's (else fitted: see _fit)
         self._reader_schema: dict[str, Any] | None = None  # the table version self._reader reads
         self._reader: Callable[[list[bytes | None]], pa.Array] | None = None  # cdc.spark.json_columns
         self._per_table: dict[str, EventRows] = {}
@@ -188,7 +193,7 @@ class EventRows:
                                row_type: pa.DataType) -> Callable[[list[bytes | None]], pa.Array] | None:
         """The JSON column reader of this table's current version, when every row is of it (each row's
         converter is the current one): only then can the rows be parsed as columns."""
-        if self._convert is None or any(c is not self._convert for c in converters):
+        if self._convert is None or not self._exact or any(c is not self._convert for c in converters):
             return None
         return self._json_reader(row_type)
 
@@ -246,21 +251,38 @@ class EventRows:
         if self._convert is None or row_schema is not self._schema:
             assert row_schema is not None
             columns = [f["field"] for f in row_schema["fields"]]
-            if columns != self.columns:
-                # Spark fixed the schema at load(); the offset of these rows is not committed, so a
-                # restarted query reads them again with the new columns (and apply_changes adds them).
-                raise SourceError(
-                    f"the columns of {self.table} changed from {self.columns} to {columns}",
-                    fix="restart the streaming query: it resumes from its checkpoint with the new schema",
-                )
             self._schema = row_schema
-            _, self._convert = struct_type_of(row_schema)
+            self._exact = columns == self.columns
+            _, self._convert = struct_type_of(row_schema if self._exact else self._fit(row_schema, columns))
         return self._convert
+
+    def _fit(self, row_schema: dict[str, Any], columns: list[str]) -> dict[str, Any]:
+        """Rows of another version of the table than Spark's schema (fixed at load()), as Spark's
+        columns: a column added since these rows were written is NULL in them, and a column dropped
+        since is left out. A column Spark's schema lacks that the table still has was added after the
+        query started: a restarted query reads these rows again with it (apply_changes adds it)."""
+        assert self.columns is not None and self.table is not None
+        extra = [c for c in columns if c not in self.columns]
+        if extra and (self._columns_now is None or set(extra) & set(self._columns_now(self.table))):
+            raise SourceError(
+                f"the columns of {self.table} changed from {self.columns} to {columns}",
+                fix="restart the streaming query: it resumes from its checkpoint with the new schema",
+            )
+        missing = [c for c in self.columns if c not in columns]
+        notes = ([f"{', '.join(missing)} added since: NULL"] if missing else []) + \
+            ([f"{', '.join(extra)} dropped since: left out"] if extra else [])
+        log.warning("rows of %s written with columns %s: read as %s (%s)", self.table, columns, self.columns,
+                    "; ".join(notes))
+        by_name = {f["field"]: f for f in row_schema["fields"]}
+        # a column these rows lack is never read from them: any field type converts their NULL
+        return {**row_schema, "fields": [by_name.get(c, {"field": c, "type": "string", "optional": True})
+                                         for c in self.columns]}
 
     def _in_tables(self, event: ChangeEvent) -> Callable[[dict[str, Any] | None], Any]:
         """The converter of the event's table (its own EventRows: its version, its column reader)."""
         assert self.tables is not None and event.table_id is not None
         one = self._per_table.get(event.table_id)
         if one is None:
-            one = self._per_table[event.table_id] = EventRows(event.table_id, self.tables[event.table_id])
+            one = self._per_table[event.table_id] = EventRows(event.table_id, self.tables[event.table_id],
+                                                              columns_now=self._columns_now)
         return one._converter(event)

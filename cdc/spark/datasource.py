@@ -236,9 +236,17 @@ class CdcStreamReader(DataSourceStreamReader):
             assert isinstance(after, T.StructType)
             tables = {f.name: f.dataType.fieldNames() for f in after.fields}  # type: ignore[attr-defined]
         self.typed = bool(self.table or tables)  # rows as Spark types (else JSON strings)
-        self._events = EventRows(self.table, columns, tables)
+        self._events = EventRows(self.table, columns, tables, columns_now=self._columns_now)
         self._chain = _transforms(options)
         self._arrow_schema = arrow_schema(schema)
+
+    def _columns_now(self, table: str) -> list[str]:
+        """A table's columns in the database now (rows of another version than Spark's schema came)."""
+        source = _build_source(self.options)
+        try:
+            return [f["field"] for f in source.table_schema(table)["fields"]]
+        finally:
+            source.close()
 
     # ---- offsets (driver) ---------------------------------------------------------------------
 
