@@ -73,7 +73,8 @@ def rows_of(reader: CdcStreamReader, start: dict[str, Any], end: dict[str, Any])
 
 
 def test_snapshot_then_changes_in_micro_batches_and_a_replay_reads_the_same_rows(db: RecordedDatabase) -> None:
-    reader = reader_for(table="testDB.dbo.customers")
+    """The snapshot read on the driver (parallelSnapshot false), then the stream."""
+    reader = reader_for(table="testDB.dbo.customers", parallelSnapshot="false")
     try:
         start = reader.initialOffset()
         after_snapshot = advance(reader, start, 2)
@@ -103,7 +104,7 @@ def test_snapshot_then_changes_in_micro_batches_and_a_replay_reads_the_same_rows
 
     # A restarted query plans the last micro-batch again from its checkpoint: the source reads the
     # change tables between the two offsets and gives the same rows, with the same positions.
-    again = reader_for(table="testDB.dbo.customers")
+    again = reader_for(table="testDB.dbo.customers", parallelSnapshot="false")
     try:
         assert rows_of(again, after_snapshot, end) == changes
         db.commit("dbo", "customers", ("c", {"id": 1011, "first_name": "Bo", "last_name": "Ek", "email": "bo@ek.se"}))
@@ -146,7 +147,7 @@ def test_rows_as_json_strings_without_a_table(db: RecordedDatabase) -> None:
     reader = reader_for()
     try:
         start = reader.initialOffset()
-        end = advance(reader, start, 3)  # two customers and one order
+        end = reader.latestOffset(start, None)  # the snapshot's plan: a chunk per table
         rows = rows_of(reader, start, end)
     finally:
         reader.stop()
@@ -203,3 +204,76 @@ def test_an_incremental_snapshot_in_micro_batches_replays_its_chunks(monkeypatch
             assert [(r["op"], r["after"]["id"]) for r in rows_of(replay, start, end)] == rows
     finally:
         replay.stop()
+
+
+def test_snapshot_in_parallel_chunks_under_a_writer_then_the_stream_from_its_lsn(db: RecordedDatabase) -> None:
+    """The driver plans key chunks at the capture job's maximum LSN; each chunk is read on its own
+    connection as the table is then, while a writer commits between chunk reads; the stream from
+    the LSN brings those changes after the snapshot rows: applied in order, the target is the table."""
+    from cdc.sources.sqlserver import queries as q
+
+    db.table_rows["dbo.customers"] = [{"id": n, "first_name": f"f{n}", "last_name": "x", "email": f"{n}@example.org"}
+                                      for n in range(1, 8)]
+    page_sql = q.chunk_rows("testDB", "dbo", "customers", ["id", "first_name", "last_name", "email"], ["id"], None,
+                            True, True)
+    writes = iter([
+        lambda: db.commit("dbo", "customers", ("u", {**db.table_rows["dbo.customers"][4], "email": "five@new"})),
+        lambda: db.commit("dbo", "customers", ("d", db.table_rows["dbo.customers"][0]),
+                          ("c", {"id": 8, "first_name": "f8", "last_name": "x", "email": "8@example.org"})),
+    ])
+
+    def writer(sql: str, params: tuple[Any, ...]) -> None:  # after a page read with both bounds
+        if sql == page_sql:
+            next(writes, lambda: None)()
+
+    reader = reader_for(table="testDB.dbo.customers", snapshotChunkRows="3", **{"snapshot.fetch.size": "2"})
+    try:
+        start = reader.initialOffset()
+        planned = reader.latestOffset(start, None)
+        chunks = planned["plan"]["chunks"]
+        assert [(c["lower"], c["upper"]) for c in chunks] == [(None, [3]), ([3], [6]), ([6], None)]
+        assert [c["table"] for c in chunks] == ["testDB.dbo.customers"] * 3  # the include list: this table
+        db.after_statement = writer
+        snapshot = rows_of(reader, start, planned)
+        db.after_statement = None
+        # the update of 5 came between the first chunk's pages, the delete of 1 and the insert of 8
+        # after the middle chunk's first: the chunks hold the rows as they were when read
+        assert [r["after"]["id"] for r in snapshot] == [1, 2, 3, 4, 5, 6, 7, 8]
+        assert snapshot[4]["after"]["email"] == "five@new"
+        assert {(r["op"], r["position"]) for r in snapshot} == {("r", 0)}
+        reader.commit(planned)
+        end = advance(reader, planned, 3)
+        changes = rows_of(reader, planned, end)
+        assert [(r["op"], (r["after"] or r["before"])["id"]) for r in changes] == [("u", 5), ("d", 1), ("c", 8)]
+    finally:
+        reader.stop()
+    target: dict[int, dict[str, Any]] = {}
+    for row in sorted(snapshot + changes, key=lambda r: r["position"]):
+        if row["op"] == "d":
+            target.pop(row["before"]["id"], None)
+        else:
+            target[row["after"]["id"]] = row["after"]
+    assert sorted(target.values(), key=lambda r: r["id"]) == sorted(db.table_rows["dbo.customers"],
+                                                                    key=lambda r: r["id"])
+
+
+def test_no_plan_without_a_snapshot_to_take(db: RecordedDatabase) -> None:
+    for options in ({"snapshot.mode": "no_data"}, {"snapshot.mode": "initial_only"}):
+        reader = reader_for(**options)
+        try:
+            assert "plan" not in reader.latestOffset(reader.initialOffset(), None)
+        finally:
+            reader.stop()
+
+
+def test_a_table_without_a_key_is_one_chunk(db: RecordedDatabase) -> None:
+    db.instance("dbo", "orders").key = []
+    db.table_rows["dbo.orders"].append({"id": 10002, "customer_id": 1002, "quantity": 2, "price": None})
+    reader = reader_for(table="testDB.dbo.orders", snapshotChunkRows="1")
+    try:
+        start = reader.initialOffset()
+        planned = reader.latestOffset(start, None)
+        assert planned["plan"]["chunks"] == [{"table": "testDB.dbo.orders", "key": [], "lower": None, "upper": None}]
+        assert [r["after"]["id"] for r in rows_of(reader, start, planned)] == [10001, 10002]
+    finally:
+        reader.stop()

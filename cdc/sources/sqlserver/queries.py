@@ -208,6 +208,15 @@ def chunk_bounds(database: str, schema: str, table: str, key: list[str], conditi
             f"{quote(table)}{where} ORDER BY {', '.join(quote(k) + ' DESC' for k in key)}")
 
 
+def key_every(database: str, schema: str, table: str, key: list[str]) -> str:
+    """The key of every n-th row in key order (parameter: n): where the chunks of a snapshot read in
+    parallel end."""
+    names = ", ".join(quote(k) for k in key)
+    return (f"SELECT {names} FROM (SELECT {names}, ROW_NUMBER() OVER (ORDER BY {names}) AS cdc_rn "
+            f"FROM {quote(database)}.{quote(schema)}.{quote(table)}) AS numbered WHERE cdc_rn % ? = 0 "
+            f"ORDER BY {names}")
+
+
 def select_where(schema: str, table: str, columns: list[str], condition: str | None) -> str:
     """A whole table (blocking snapshot), under the signal's additional condition."""
     return select_rows(schema, table, columns) + (f" WHERE ({condition})" if condition else "")
@@ -243,6 +252,7 @@ def all_statements() -> list[str]:
         chunk_bounds("testDB", "dbo", "customers", ["id"], None),
         chunk_bounds("testDB", "dbo", "order_lines", ["order_id", "line"], "[qty] > 1"),
         select_where("dbo", "customers", ["id"], "[id] > 1000"),
+        key_every("testDB", "dbo", "order_lines", ["order_id", "line"]),
         "EXEC sys.sp_cdc_enable_db",
         "EXEC sys.sp_cdc_enable_table @source_schema = N'dbo', @source_name = N'customers', "
         "@role_name = NULL, @supports_net_changes = 0",

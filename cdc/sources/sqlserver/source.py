@@ -42,17 +42,18 @@ from cdc.core.schema_change import SchemaChangeEvents
 from cdc.core.signal_handler import SignalHandler
 from cdc.core.source import SourceSettings
 from cdc.core.topics import sanitize_topic
-from cdc.sources.sqlserver import catalog, chunks
+from cdc.sources.sqlserver import catalog, chunks, parallel
 from cdc.sources.sqlserver import queries as q
 from cdc.sources.sqlserver.changes import Position
 from cdc.sources.sqlserver.config import SNAPSHOT_MODES, SQLSERVER_OPTIONS
 from cdc.sources.sqlserver.connection import ConnectionSettings, OdbcConnection, QueryLayer
 from cdc.sources.sqlserver.events import EventBuilder
+from cdc.sources.sqlserver.lsn import Lsn
 from cdc.sources.sqlserver.queries import AGENT_STATUS
 from cdc.sources.sqlserver.snapshot import Snapshot
 from cdc.sources.sqlserver.source_info import SOURCE_SCHEMA, source_block
 from cdc.sources.sqlserver.stream import DatabaseStream, StreamSettings, StreamSignals
-from cdc.sources.sqlserver.tables import CaptureInstance, TableState
+from cdc.sources.sqlserver.tables import CaptureInstance, TableState, plan_tables
 from cdc.sources.sqlserver.types import TypeModes
 
 log = logging.getLogger(__name__)
@@ -202,6 +203,53 @@ class SqlServerSource:
             return [i for i in instances if not self._is_signal_table(database, i)]
         finally:
             conn.close()
+
+    # ---- Spark: the initial snapshot in chunks read by executors (parallel.py) -----------------
+
+    def plan_parallel_snapshot(self, chunk_rows: int) -> dict[str, Any] | None:
+        """The capture job's maximum LSN and every captured table's key chunks; the stream starts at
+        that LSN. None when snapshot.mode takes no snapshot, or takes it resumably (the stream then
+        reads it in chunks between watermarks), or stops after it: the stream decides."""
+        if self.snapshot_mode not in ("initial", "when_needed") or self.resumable:
+            return None
+        database = self.databases[0]  # one database under Spark (check_replayable)
+        conn = self._connect(database)
+        try:
+            catalog.check_database(conn)
+            instances = [i for i in catalog.read_instances(conn, self.table_filter)
+                         if not self._is_signal_table(database, i)]
+            catalog.require_instances(conn, instances, self.table_filter)
+            lsn = catalog.max_lsn(conn)  # NULL before any change: the stream then reads them all
+            chunks_ = [c for plan in plan_tables(instances, lsn).values()
+                       for c in parallel.table_chunks(conn, plan.current, chunk_rows)]
+        finally:
+            conn.close()
+        log.info("snapshot of database %s in %d chunks, streaming from LSN %s", database, len(chunks_), lsn)
+        return {"chunks": chunks_, "ts_us": self.clock() // 1000, "lsn": str(lsn),
+                "stream_from": {"databases": {database: {**Position(lsn).to_offset(), "snapshot_completed": True}}}}
+
+    def release_parallel_snapshot(self) -> None:
+        """Nothing is held: the chunks are read as the tables are now."""
+
+    def parallel_chunk_arrow(self, plan: dict[str, Any], chunk: parallel.Chunk) -> None:
+        return None  # no columnar reader for SQL Server: the Python converters
+
+    def parallel_chunk_events(self, plan: dict[str, Any], chunk: parallel.Chunk) -> Iterator[list[ChangeEvent]]:
+        """The chunk's rows as read events (on an executor), decoded by the capture instance the
+        stream reads at the plan's LSN."""
+        database, schema, table = chunk["table"].split(".", 2)
+        lsn = Lsn.parse(plan["lsn"])
+        conn = self._open(database)  # closed by close()
+        instances = [i for i in catalog.read_instances(conn, self.table_filter)
+                     if (i.schema, i.table) == (schema, table)]
+        if not instances:
+            raise SourceError(f"table {chunk['table']} is no longer captured", fix="start the query again")
+        state = self._state(plan_tables(instances, lsn)[f"{schema}.{table}"].current)
+        ts_ns = plan["ts_us"] * 1000
+        source = source_block(self.prefix, database, schema, table, ts_ns=ts_ns, snapshot="true", commit_lsn=lsn)
+        ts = (ts_ns // 1_000_000, ts_ns // 1000, ts_ns)
+        for rows in parallel.chunk_rows(conn, state.instance, chunk, self.config.get("snapshot.fetch.size")):
+            yield [state.envelope.event(OP_READ, None, state.row(values), dict(source), ts=ts) for values in rows]
 
     # ---- start-up -----------------------------------------------------------------------------
 
