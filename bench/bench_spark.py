@@ -34,6 +34,7 @@ from bench.common import scratch_database  # noqa: E402
 
 
 MAX_ROWS_PER_BATCH = [300_000]  # --max-rows-per-batch
+MIN_ROWS_PER_BATCH = [0]  # --min-rows-per-batch (with maxTriggerDelay 5s)
 
 
 def _reader(spark: Any, props: dict[str, str], slot: str, chunk_rows: int) -> Any:
@@ -41,7 +42,28 @@ def _reader(spark: Any, props: dict[str, str], slot: str, chunk_rows: int) -> An
     for key in ("database.hostname", "database.port", "database.user", "database.dbname"):
         reader = reader.option(key, props[key])
     return (reader.option("slot.name", slot).option("publication.name", slot)
-            .option("snapshotChunkRows", str(chunk_rows)).option("maxRowsPerBatch", str(MAX_ROWS_PER_BATCH[0])))
+            .option("snapshotChunkRows", str(chunk_rows)).option("maxRowsPerBatch", str(MAX_ROWS_PER_BATCH[0]))
+            .option("minRowsPerBatch", str(MIN_ROWS_PER_BATCH[0])).option("maxTriggerDelay", "5s"))
+
+
+def merge_alone(spark: Any, target: str, changes: int, merge: Any) -> float:
+    """The reference for streaming: the same number of updates applied by apply_changes' own MERGE
+    (``merge``, unwrapped), in batches of ``maxRowsPerBatch`` rows taken from the target itself, with
+    nothing else running: what Delta alone does on this machine today."""
+    from pyspark.sql import functions as F
+
+    table = spark.read.format("delta").load(target)
+    columns = table.columns
+    started = time.perf_counter()
+    step = MAX_ROWS_PER_BATCH[0]
+    for low in range(1, changes + 1, step):
+        high = min(low + step - 1, changes)
+        batch = (table.where(F.col("id").between(low, high)).withColumn("note", F.lit("merged alone"))
+                 .withColumn("_op", F.lit("u")).withColumn("_seq", F.col("id")).persist())
+        batch.count()
+        merge(spark, target, batch, ["id"], columns, (low, high))
+        batch.unpersist()
+    return changes / (time.perf_counter() - started)
 
 
 def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int) -> dict[str, Any]:
@@ -134,6 +156,8 @@ def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int) ->
             out["changed_in_target"] = (spark.read.format("delta").load(f"{tmp}/target")
                                         .where("note = 'changed'").count())
         query.stop()
+        if changes:
+            out["merge_alone_changes_s"] = merge_alone(spark, f"{tmp}/target", changes, merge)
     spark.stop()
     return out
 
@@ -145,10 +169,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--max-rows-per-batch", type=int, default=300_000,
                         help="the reader's maxRowsPerBatch (a MERGE costs about 3 s whatever its size)")
+    parser.add_argument("--min-rows-per-batch", type=int, default=0,
+                        help="format('cdc')'s minRowsPerBatch (a trigger with fewer rows waits up to 5 s)")
     parser.add_argument("--streaming-only", action="store_true", help="only the local[2] run (snapshot + streaming)")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # master, props json: one measurement
     args = parser.parse_args()
     MAX_ROWS_PER_BATCH[0] = args.max_rows_per_batch
+    MIN_ROWS_PER_BATCH[0] = args.min_rows_per_batch
     if args.child:
         master, props = args.child.split(" ", 1)
         print(json.dumps(run_snapshot(json.loads(props), args.rows, master, args.changes)))
@@ -164,6 +191,7 @@ def main() -> None:
             for master, changes in runs:
                 child = subprocess.run([sys.executable, __file__, "--rows", str(args.rows), "--changes", str(changes),
                                         "--max-rows-per-batch", str(args.max_rows_per_batch),
+                                        "--min-rows-per-batch", str(args.min_rows_per_batch),
                                         "--child", f"{master} {json.dumps(props)}"],
                                        capture_output=True, text=True, check=False)
                 if child.returncode != 0:
@@ -187,6 +215,10 @@ def main() -> None:
                       f"updates took {two['warm_up_s']} s: the session's first MERGE); "
                       f"micro-batches (id, rows, apply began, read, applied; s): {two['streaming_batches']}; "
                       f"of which the MERGEs: {two['merge_s']} s")
+                print(f"run {run + 1} local[2]: the same {args.changes:,} updates by the MERGE alone (batches of "
+                      f"{args.max_rows_per_batch:,} taken from the target, nothing else running): "
+                      f"{two['merge_alone_changes_s']:,.0f} changes/s; streaming end to end / MERGE alone: "
+                      f"{two['streaming_changes_s'] / two['merge_alone_changes_s']:.2f}")
 
 
 if __name__ == "__main__":

@@ -22,14 +22,17 @@ Options: ``source`` (a registered source plugin); ``table`` (one captured table,
 events' table id: ``schema.table`` for PostgreSQL, ``database.table`` for MySQL,
 ``database.schema.table`` for SQL Server; ``before``/``after`` get its real Spark types), or
 ``tables`` (several: a struct per table), or neither (JSON strings, every captured table);
-``maxRowsPerBatch`` (300,000), ``snapshotChunkRows`` (rows per snapshot chunk, 100,000),
-``parallelSnapshot`` (true), and the source's own options under their
-Debezium names. Unknown sources and bad options fail at ``load()``.
+``maxRowsPerBatch`` (300,000); ``minRowsPerBatch`` (0) with ``maxTriggerDelay`` (15m: how
+long rows held back wait at most), as Spark's Kafka source's options; ``snapshotChunkRows``
+(rows per snapshot chunk, 100,000); ``parallelSnapshot`` (true); and the source's own options
+under their Debezium names. Unknown sources and bad options fail at ``load()``.
 """
 from __future__ import annotations
 
 import json
 import logging
+import re
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,7 +51,8 @@ from cdc.spark.schema import event_schema, struct_type_of
 
 log = logging.getLogger(__name__)
 
-READER_OPTIONS = ("source", "table", "tables", "maxrowsperbatch", "snapshotchunkrows", "parallelsnapshot", "path")
+READER_OPTIONS = ("source", "table", "tables", "maxrowsperbatch", "minrowsperbatch", "maxtriggerdelay",
+                  "snapshotchunkrows", "parallelsnapshot", "path")
 
 
 TRANSFORM_PREFIXES = ("transforms", "predicates")  # Kafka Connect's chain: applied by the reader, not the source
@@ -213,6 +217,17 @@ class CdcStreamReader(DataSourceStreamReader):
         # rows it applies, so a backlog is best applied in large batches; the driver buffers at most
         # two of them, as Arrow (about 150 bytes a row of six columns).
         self.max_rows = int(_option(options, "maxRowsPerBatch", "300000"))
+        # As Spark's Kafka source (minOffsetsPerTrigger, maxTriggerDelay): a trigger with fewer rows
+        # waits for more, up to maxTriggerDelay -- counted from the first trigger that held rows back
+        # (Kafka's counts from the last micro-batch, which after a quiet spell lets the first rows of
+        # a burst through alone). A burst then starts with a large micro-batch, not a MERGE spent on
+        # its first rows.
+        self.min_rows = int(_option(options, "minRowsPerBatch", "0"))
+        self.max_trigger_delay_s = _seconds(_option(options, "maxTriggerDelay", "15m"), "maxTriggerDelay")
+        if not 0 <= self.min_rows <= self.max_rows:
+            raise ConfigError(f"minRowsPerBatch={self.min_rows} must lie between 0 and maxRowsPerBatch={self.max_rows}",
+                              fix="lower minRowsPerBatch, or raise maxRowsPerBatch")
+        self._held_since: float | None = None  # when rows were first held back for minRowsPerBatch
         self.chunk_rows = int(_option(options, "snapshotChunkRows", "100000"))
         self.table = options.get("table")
         self._source_cls = registry.load(registry.SOURCES, options["source"])
@@ -319,7 +334,13 @@ class CdcStreamReader(DataSourceStreamReader):
             self._prefetch = Prefetcher(self._source_stream(), lambda batch: self._collected(batch.events), self._arrow,
                                         self._end_of, self.max_rows)
         assert self._prefetch is not None
-        batches, end = self._prefetch.take(wait_s=0.5)
+        now = time.monotonic()
+        waited_enough = self._held_since is not None and now - self._held_since >= self.max_trigger_delay_s
+        batches, end = self._prefetch.take(wait_s=0.5, min_rows=0 if waited_enough else self.min_rows)
+        if batches:
+            self._held_since = None
+        elif end is None and self.min_rows and self._prefetch.has_rows() and self._held_since is None:
+            self._held_since = now  # rows held back for the first time: they wait maxTriggerDelay at most
         if end is None:
             if batches:  # (take only returns rows up to an end mark)
                 raise AssertionError("rows without an offset after them")
@@ -451,6 +472,17 @@ def read_chunk(partition: ChunkPartition, schema: Any, typed: bool, events: Even
 
 def _option(options: Mapping[str, str], name: str, default: str) -> str:
     return options.get(name, options.get(name.lower(), default))
+
+
+_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+
+
+def _seconds(text: str, name: str) -> float:
+    """A duration as Spark's options write it (``500ms``, ``30s``, ``15m``, ``1h``; a bare number: seconds)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", text)
+    if match is None:
+        raise ConfigError(f"{name}={text!r} is not a duration", fix="write it as 500ms, 30s, 15m or 1h")
+    return float(match.group(1)) * _UNITS[match.group(2) or "s"]
 
 
 def register(spark: Any) -> None:

@@ -120,21 +120,24 @@ class Prefetcher:
     def _has_end(self) -> bool:
         return any(p.end is not None for p in self._pieces)
 
-    def take(self, wait_s: float) -> tuple[list[Rows], dict[str, Any] | None]:
+    def take(self, wait_s: float, min_rows: int = 0) -> tuple[list[Rows], dict[str, Any] | None]:
         """The buffered rows up to the last end mark (at most about ``max_rows``: the first mark past
-        them), waiting up to ``wait_s`` for a first mark; ([], None) when there is none."""
+        them), waiting up to ``wait_s`` for a first mark; ([], None) when there is none, or when
+        fewer than ``min_rows`` rows come before it (they stay buffered for the next call)."""
         with self._cond:
             self._cond.wait_for(lambda: self._error is not None or self.finished
                                 or self._has_end(), wait_s)
             if self._error is not None:
                 raise self._error
-            count, last = 0, -1
+            count, last, counted = 0, -1, 0
             for index, piece in enumerate(self._pieces):
                 count += piece.count
                 if piece.end is not None:
-                    last = index
+                    last, counted = index, count
                     if count >= self._max_rows:
                         break
+            if counted < min_rows and not self.finished:
+                return [], None
             rows: list[Rows] = []
             end = None
             for _ in range(last + 1):
@@ -145,6 +148,11 @@ class Prefetcher:
                 end = piece.end if piece.end is not None else end
             self._cond.notify_all()
             return rows, end
+
+    def has_rows(self) -> bool:
+        """Whether rows are buffered (held back by ``min_rows``, or without an end mark yet)."""
+        with self._cond:
+            return self._buffered > 0
 
     def stop(self, source: Any) -> None:
         """Stop reading: the source is asked to stop, the thread joined (before the source is closed)."""

@@ -59,3 +59,32 @@ def test_a_source_that_caught_up_hands_over_at_once() -> None:
     # rows still carries the end mark), and the rest apart
     plan = [(4, False), (0, True, True), (6, True)]
     assert run(plan, max_rows=100) == ([(10, 2)], 2)
+
+
+def test_fewer_rows_than_min_rows_stay_buffered() -> None:
+    """minRowsPerBatch: a take with fewer rows before the last end mark hands over nothing and
+    keeps them; once enough came (or the caller stops asking for a minimum), they go together."""
+    import threading
+    import time
+
+    more = threading.Event()
+
+    def stream() -> Any:
+        yield Batch([], {"n": 0}, caught_up=True)
+        more.wait(5)
+        yield Batch([], {"n": 1}, caught_up=True)
+
+    sizes = {0: 3, 1: 4}
+    prefetch = Prefetcher(stream(), lambda b: [(b.offset["n"],)] * sizes[b.offset["n"]],
+                          lambda parts: [row for part in parts for row in part], lambda b, _since: dict(b.offset), 100)
+    try:
+        assert prefetch.take(wait_s=1, min_rows=5) == ([], None)  # 3 rows buffered, 5 wanted
+        more.set()
+        for _ in range(50):  # take returns at once while an end mark is buffered: as Spark's triggers, spaced
+            pieces, end = prefetch.take(wait_s=0.5, min_rows=5)
+            if pieces:
+                break
+            time.sleep(0.1)
+        assert [row for piece in pieces for row in piece] == [(0,)] * 3 + [(1,)] * 4 and end == {"n": 1}
+    finally:
+        prefetch.stop(type("Source", (), {"stop": lambda self: None})())

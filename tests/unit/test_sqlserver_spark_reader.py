@@ -277,3 +277,37 @@ def test_a_table_without_a_key_is_one_chunk(db: RecordedDatabase) -> None:
         assert [r["after"]["id"] for r in rows_of(reader, start, planned)] == [10001, 10002]
     finally:
         reader.stop()
+
+
+def test_min_rows_per_batch_waits_for_more_up_to_max_trigger_delay(db: RecordedDatabase) -> None:
+    """minRowsPerBatch / maxTriggerDelay, as Spark's Kafka source: a trigger with fewer rows gives
+    no micro-batch until enough came, or until the delay since the last micro-batch with rows."""
+    def customer(n: int) -> tuple[str, dict[str, Any]]:
+        return ("c", {"id": n, "first_name": "n", "last_name": str(n), "email": f"{n}@example.org"})
+
+    reader = reader_for(table="testDB.dbo.customers", minRowsPerBatch="3", maxTriggerDelay="2s",
+                        **{"snapshot.mode": "no_data"})
+    try:
+        idle = reader.latestOffset(reader.initialOffset(), None)  # the stream opens at the log's end
+        db.commit("dbo", "customers", customer(4000))
+        db.commit("dbo", "customers", customer(4001))
+        time.sleep(0.5)  # the reading thread has both
+        assert reader.latestOffset(idle, None) == idle  # two rows: no micro-batch yet
+        db.commit("dbo", "customers", customer(4002))
+        end = advance(reader, idle, 3)
+        assert [r["after"]["id"] for r in rows_of(reader, idle, end)] == [4000, 4001, 4002]
+        db.commit("dbo", "customers", customer(4003))
+        time.sleep(0.5)
+        assert reader.latestOffset(end, None) == end  # one row, within the delay
+        time.sleep(2)
+        later = reader.latestOffset(end, None)  # past the delay: what there is
+        assert [r["after"]["id"] for r in rows_of(reader, end, later)] == [4003]
+    finally:
+        reader.stop()
+
+
+def test_min_rows_above_max_rows_is_refused(db: RecordedDatabase) -> None:
+    with pytest.raises(ConfigError, match="minRowsPerBatch=10 must lie between 0 and maxRowsPerBatch=5"):
+        reader_for(minRowsPerBatch="10", maxRowsPerBatch="5")
+    with pytest.raises(ConfigError, match="maxTriggerDelay='soon' is not a duration"):
+        reader_for(maxTriggerDelay="soon")
