@@ -29,7 +29,7 @@ class Chunk(TypedDict):
 
 
 def table_chunks(conn: QueryLayer, instance: CaptureInstance, chunk_rows: int) -> list[Chunk]:
-    table = f"{instance.database}.{instance.schema}.{instance.table}"
+    table = instance.data_collection
     key = list(instance.index_columns)
     bounds: list[list[Any]] = []
     if key:

@@ -182,27 +182,31 @@ class SqlServerSource:
 
     def captured_tables(self) -> list[str]:
         """The tables this configuration captures, as ``<db>.<schema>.<table>`` (the events' table id)."""
-        return sorted({self._state(i).data_collection for db in self.databases for i in self._instances(db)})
+        return sorted({i.data_collection for db in self.databases for i in self._instances(db)})
 
     def table_schema(self, qualified: str) -> dict[str, Any]:
         """The Connect struct schema of one captured table's rows (``before``/``after``), from its
         newest capture instance; ``qualified`` is ``<db>.<schema>.<table>``."""
         database = qualified.split(".", 1)[0]
-        states = [self._state(i) for i in self._instances(database)] if database in self.databases else []
-        matching = [s for s in states if s.data_collection == qualified]
+        instances = self._instances(database) if database in self.databases else []
+        matching = [i for i in instances if i.data_collection == qualified]
         if not matching:
             raise SourceError(f"table {qualified!r} is not captured in database.names={','.join(self.databases)}",
                               fix="name it <database>.<schema>.<table> (testDB.dbo.customers), with CDC enabled on it")
-        return matching[-1].envelope.row_schema
+        return self._state(matching[-1]).envelope.row_schema
 
     def _instances(self, database: str) -> list[CaptureInstance]:
         conn = self._connect(database)
         try:
-            catalog.check_database(conn)
-            instances = catalog.read_instances(conn, self.table_filter)
-            return [i for i in instances if not self._is_signal_table(database, i)]
+            return self._captured_instances(conn)
         finally:
             conn.close()
+
+    def _captured_instances(self, conn: QueryLayer) -> list[CaptureInstance]:
+        """The capture instances of the included tables of ``conn``'s database, the signal table's left out."""
+        catalog.check_database(conn)
+        return [i for i in catalog.read_instances(conn, self.table_filter)
+                if not self._is_signal_table(conn.database, i)]
 
     # ---- Spark: the initial snapshot in chunks read by executors (parallel.py) -----------------
 
@@ -215,9 +219,7 @@ class SqlServerSource:
         database = self.databases[0]  # one database under Spark (check_replayable)
         conn = self._connect(database)
         try:
-            catalog.check_database(conn)
-            instances = [i for i in catalog.read_instances(conn, self.table_filter)
-                         if not self._is_signal_table(database, i)]
+            instances = self._captured_instances(conn)
             catalog.require_instances(conn, instances, self.table_filter)
             lsn = catalog.max_lsn(conn)  # NULL before any change: the stream then reads them all
             chunks_ = [c for plan in plan_tables(instances, lsn).values()

@@ -41,6 +41,11 @@ class CaptureInstance:
         return f"{self.schema}.{self.table}"
 
     @property
+    def data_collection(self) -> str:
+        """``database.schema.table``: Debezium's data-collection name, and the events' table id."""
+        return f"{self.database}.{self.schema}.{self.table}"
+
+    @property
     def table_id(self) -> TableId:
         return TableId(self.database, self.schema, self.table)
 
@@ -104,7 +109,7 @@ class TableState:
                  column_filter: NameFilter, key_spec: dict[str, list[str]]) -> None:
         self.instance = instance
         db, schema, name = instance.database, instance.schema, instance.table
-        self.data_collection = f"{db}.{schema}.{name}"
+        self.data_collection = instance.data_collection
         fields: list[dict[str, Any]] = []
         by_name: dict[str, dict[str, Any]] = {}
         spec: list[tuple[str, Callable[[Any], Any]]] = []
