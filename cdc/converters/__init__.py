@@ -11,8 +11,9 @@
   Apicurio's converter writes them with ``apicurio.registry.as-confluent=true``
 * ``io.debezium.converters.CloudEventsConverter``: CloudEvents in JSON
 
-Headers (``__debezium.newkey``, context headers) stay JSON with schema: Kafka Connect's header converter
-is set apart from the key and value converters.
+Headers (``__debezium.newkey``, context headers) go through ``header.converter``, set apart from the key
+and value converters as in Kafka Connect: ``org.apache.kafka.connect.storage.SimpleHeaderConverter`` (Connect's
+default) or ``org.apache.kafka.connect.json.JsonConverter`` (cdc.core.header_converters).
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from cdc.core.connect import ConnectSchema
 from cdc.core.context_headers import ContextHeaders
 from cdc.core.converters import Converter, JsonConverter
 from cdc.core.errors import ConfigError
+from cdc.core.header_converters import HEADER_OPTIONS, HeaderConverter, header_converter
 from cdc.core.records import ChangeEvent, SinkRecord
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
@@ -90,7 +92,7 @@ def _options(side: str) -> tuple[Option, ...]:
     )
 
 
-CONVERTER_OPTIONS: tuple[Option, ...] = _options("key") + _options("value")
+CONVERTER_OPTIONS: tuple[Option, ...] = _options("key") + _options("value") + HEADER_OPTIONS
 
 
 def _serializer(config: Config, side: str) -> Serializer:
@@ -131,9 +133,10 @@ def converter_from_config(config: Config, context: ContextHeaders | None = None)
     config.declare(CONVERTER_OPTIONS)
     key_kind, value_kind = config.get("key.converter"), config.get("value.converter")
     value_schemas = config.get("value.converter.schemas.enable")
+    headers = header_converter(config)
     if key_kind == JSON and value_kind == JSON and config.get("key.converter.schemas.enable") == value_schemas:
-        return JsonConverter(value_schemas, context)  # the common case, unchanged and fastest
-    return RecordConverter(_serializer(config, "key"), _serializer(config, "value"), context)
+        return JsonConverter(value_schemas, context, headers)  # the common case, unchanged and fastest
+    return RecordConverter(_serializer(config, "key"), _serializer(config, "value"), context, headers)
 
 
 class _JsonSerializer:
@@ -145,20 +148,15 @@ class _JsonSerializer:
 
 
 class RecordConverter:
-    """Key and value each through its own serializer; headers as the JSON converter writes them."""
+    """Key and value each through its own serializer; headers through the header converter."""
 
-    def __init__(self, key: Serializer, value: Serializer, context: ContextHeaders | None = None) -> None:
+    def __init__(self, key: Serializer, value: Serializer, context: ContextHeaders | None = None,
+                 headers: HeaderConverter | None = None) -> None:
         self.key = key
         self.value = value
-        self._headers = JsonConverter(True, context)
+        self._headers = JsonConverter(True, context, headers)  # its header logic (context headers once)
 
     def to_record(self, event: ChangeEvent) -> SinkRecord:
         value = self.value.serialize(event.topic, event.value_schema, event.value)
         key = None if event.key is None else self.key.serialize(event.topic, event.key_schema, event.key)
-        headers = self._headers.to_record(_headers_only(event)).headers
-        return SinkRecord(event.topic, key, value, headers)
-
-
-def _headers_only(event: ChangeEvent) -> ChangeEvent:
-    # The JSON converter's header and context-header logic, without serializing key and value twice.
-    return ChangeEvent(event.topic, None, None, None, None, event.headers, context_headers=event.context_headers)
+        return SinkRecord(event.topic, key, value, self._headers.headers(event))

@@ -13,7 +13,8 @@ import orjson
 
 from cdc.core.connect import ConnectSchema
 from cdc.core.context_headers import ContextHeaders
-from cdc.core.records import ChangeEvent, SinkRecord
+from cdc.core.header_converters import HeaderConverter, SimpleHeaderConverter
+from cdc.core.records import ChangeEvent, Headers, SinkRecord
 
 _dumps = orjson.dumps
 
@@ -31,15 +32,27 @@ class Converter(Protocol):
 
 
 class JsonConverter:
-    def __init__(self, schemas_enable: bool = True, context: ContextHeaders | None = None) -> None:
+    """Key and value as JSON; headers through ``headers`` (Connect's default, SimpleHeaderConverter,
+    unless ``header.converter`` says otherwise: cdc.core.header_converters)."""
+
+    def __init__(self, schemas_enable: bool = True, context: ContextHeaders | None = None,
+                 headers: HeaderConverter | None = None) -> None:
         self.schemas_enable = schemas_enable
         self.context = context
-        self._context_bytes: list[tuple[str, bytes]] | None = None  # serialized at the first record
+        self.header_converter = headers or SimpleHeaderConverter()
+        self._context_bytes: Headers | None = None  # serialized at the first record
 
-    @staticmethod
-    def _header(schema: ConnectSchema | None, payload: Any) -> bytes:
-        # Kafka Connect's header converter always writes the schema with the value.
-        return b'{"schema":' + (schema.json if schema else b"null") + b',"payload":' + _dumps(payload) + b"}"
+    def headers(self, event: ChangeEvent) -> Headers | None:
+        """The event's headers, then the context headers, as the header converter writes them."""
+        to_bytes = self.header_converter.to_bytes
+        headers = [(name, to_bytes(schema, payload)) for name, schema, payload in event.headers] \
+            if event.headers else None
+        if self.context is not None and event.context_headers:
+            if self._context_bytes is None:
+                self._context_bytes = [(name, to_bytes(schema, payload))
+                                       for name, schema, payload in self.context.headers()]
+            headers = headers + self._context_bytes if headers else list(self._context_bytes)
+        return headers
 
     def serialize(self, schema: ConnectSchema | None, payload: Any) -> bytes | None:
         if payload is None and schema is None:
@@ -55,11 +68,4 @@ class JsonConverter:
         # compaction); a null payload with a schema (unwrap's tombstone mode) is {"schema":..,"payload":null}.
         value = self.serialize(event.value_schema, event.value)
         key = None if event.key is None else self.serialize(event.key_schema, event.key)  # (truncates: no key)
-        headers = [(name, self._header(schema, payload)) for name, schema, payload in event.headers] \
-            if event.headers else None
-        if self.context is not None and event.context_headers:
-            if self._context_bytes is None:
-                self._context_bytes = [(name, self._header(schema, payload))
-                                       for name, schema, payload in self.context.headers()]
-            headers = headers + self._context_bytes if headers else list(self._context_bytes)
-        return SinkRecord(event.topic, key, value, headers)
+        return SinkRecord(event.topic, key, value, self.headers(event))

@@ -16,7 +16,7 @@ from typing import IO, Any
 from cdc.core.converters import Converter
 from cdc.core.envelope import OP_READ, TableEnvelope
 from cdc.core.native_row import native_module
-from cdc.core.records import ChangeEvent, EncodedRows, SinkRecord
+from cdc.core.records import ChangeEvent, EncodedRows, Headers, SinkRecord
 
 _MARK = b"\x00"  # never in a converter's JSON output: orjson writes a NUL in a string as \u0000
 
@@ -47,7 +47,7 @@ class RecordPieces:
     topic: str
     key: tuple[bytes, bytes] | None  # None: the records have no key
     value: tuple[bytes, bytes]
-    headers: list[tuple[str, bytes]] | None
+    headers: Headers | None
 
     def records(self, encoded: EncodedRows) -> list[SinkRecord]:
         """The records one by one, for a sink without ``write_encoded``."""

@@ -18,7 +18,7 @@ class ChangeEvent:
     """One Kafka-Connect-style record: key and value, each a schema plus a payload.
 
     ``value`` None is a tombstone. ``headers`` values are (schema, payload) pairs serialized by
-    the same converter as the key (``__debezium.newkey`` / ``__debezium.oldkey``).
+    the header converter (``__debezium.newkey`` / ``__debezium.oldkey``; cdc.core.header_converters).
     """
 
     topic: str
@@ -36,6 +36,10 @@ class ChangeEvent:
     context_headers: bool = True
 
 
+# Serialized headers: (name, bytes); a None value is a header without a value, as Kafka allows.
+Headers = list[tuple[str, bytes | None]]
+
+
 @dataclass(slots=True)
 class SinkRecord:
     """A serialized record: what lands in a file line or a Kafka message."""
@@ -43,7 +47,7 @@ class SinkRecord:
     topic: str
     key: bytes | None
     value: bytes | None
-    headers: list[tuple[str, bytes]] | None = None
+    headers: Headers | None = None
 
 
 @dataclass(slots=True)

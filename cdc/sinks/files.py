@@ -1,7 +1,9 @@
 """JSON-lines files, one per topic, under an output folder.
 
 Each line is ``{"topic", "key", "value", "headers"}`` with key and value as the converter wrote
-them (embedded JSON, not strings), so ``jq`` and Spark read them directly. ``flush`` writes
+them (embedded JSON, not strings), so ``jq`` and Spark read them directly; headers as the header
+converter wrote them: JSON embedded (``header.converter=...JsonConverter``), else as JSON strings
+of their text (Connect's default SimpleHeaderConverter: ``"__debezium.newkey": "{\"id\":10}"``). ``flush`` writes
 and fsyncs every open file: only then may the engine store the offset.
 """
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import IO
 from cdc.config import Config, Option
 from cdc.core.encoded_rows import RecordPieces, write_spliced
 from cdc.core.errors import SinkError
+from cdc.core.header_converters import header_converter, headers_json
 from cdc.core.records import EncodedRows, SinkRecord
 
 _FOLDER_FIX = ("make sink.files.directory (--output) a folder the user running cdc can create and write, "
@@ -29,18 +32,13 @@ FILE_OPTIONS: tuple[Option, ...] = (
 )
 
 
-def _headers_json(headers: list[tuple[str, bytes]] | None) -> bytes:
-    if not headers:
-        return b"null"
-    return b"{" + b",".join(b'"' + name.encode() + b'":' + value for name, value in headers) + b"}"
-
-
-def record_line(record: SinkRecord) -> bytes:
-    """One JSON line; key/value/header bytes are spliced in as they are (already JSON)."""
+def record_line(record: SinkRecord, *, json_headers: bool) -> bytes:
+    """One JSON line; key and value bytes are spliced in as they are (already JSON), headers as
+    :func:`headers_json` writes them (``json_headers``: the header converter writes JSON)."""
     return (
         b'{"topic":"' + record.topic.encode() + b'","key":' + (record.key or b"null")
         + b',"value":' + (record.value if record.value is not None else b"null")
-        + b',"headers":' + _headers_json(record.headers) + b"}\n"
+        + b',"headers":' + headers_json(record.headers, as_json=json_headers) + b"}\n"
     )
 
 
@@ -78,6 +76,7 @@ class FileSink:
         config.declare(FILE_OPTIONS)
         self.directory = Path(config.get("sink.files.directory"))
         self.fsync = bool(config.get("sink.files.fsync"))
+        self.json_headers = header_converter(config).writes_json
         self._files: dict[str, IO[bytes]] = {}
         if self.directory.exists() and not self.directory.is_dir():
             raise SinkError(f"the output folder {self.directory} (sink.files.directory) is a file, not a folder",
@@ -114,12 +113,12 @@ class FileSink:
                 handle.write(record.value)
                 handle.write(b',"headers":null}\n')
             else:
-                handle.write(record_line(record))
+                handle.write(record_line(record, json_headers=self.json_headers))
 
     def write_encoded(self, pieces: RecordPieces, encoded: EncodedRows) -> None:
         """A batch of rows the codec encoded, as the lines ``write`` would give their records, in one write."""
         handle = self._files.get(pieces.topic) or self._file(pieces.topic)
-        line_end = b',"headers":' + _headers_json(pieces.headers) + b"}\n"
+        line_end = b',"headers":' + headers_json(pieces.headers, as_json=self.json_headers) + b"}\n"
         start = b'{"topic":"' + pieces.topic.encode() + b'","key":'
         value_head, value_tail = pieces.value
         try:

@@ -116,6 +116,7 @@ def run_cdc(workload: Workload, dsn: str, tmp: Path, expected: int, *, settle: f
         props["schema.history.internal"] = "file"
         props["schema.history.internal.file.filename"] = str(tmp / "history.jsonl")
     props["slot.drop.on.stop"] = "true"
+    props["header.converter"] = "org.apache.kafka.connect.json.JsonConverter"  # as DebeziumRunner records them
     sink = CollectingSink()
     engine = pipeline.build_from_properties(props, sink=sink)
     errors: list[BaseException] = []

@@ -16,7 +16,7 @@ import pytest
 
 from cdc.config import CORE_OPTIONS, Config
 from tests.conftest import REFERENCE, ROOT
-from tests.integration.harness import Pipeline
+from tests.integration.harness import JSON_HEADERS, Pipeline, parse_header
 from tests.integration.kafka_fixtures import consume, kafka_bootstrap, topic_prefix  # noqa: F401 - fixtures
 from tests.integration.test_pg_reference import _scrub, _workload
 from tests.integration.test_pg_stream import sql
@@ -33,7 +33,7 @@ def as_record(message: Any) -> dict[str, Any]:
         "topic": message.topic(),
         "key": json.loads(message.key()) if message.key() is not None else None,
         "value": json.loads(message.value()) if message.value() is not None else None,
-        "headers": {k: json.loads(v) for k, v in message.headers()} if message.headers() else None,
+        "headers": {k: parse_header(v) for k, v in message.headers()} if message.headers() else None,
     }
 
 
@@ -44,7 +44,8 @@ def test_postgres_events_in_kafka_equal_debezium(pg_db: dict[str, str], tmp_path
     expected = [json.loads(line) for line in (REFERENCE / "debezium" / "pg-types.jsonl").read_text().splitlines()]
     setup, capture = _workload()
     sql(pg_db, setup)
-    props = {**pg_db, "snapshot.mode": "no_data", "topic.prefix": topic_prefix, "kafka.bootstrap.servers": kafka_bootstrap}
+    props = {**pg_db, "snapshot.mode": "no_data", "topic.prefix": topic_prefix, "kafka.bootstrap.servers": kafka_bootstrap,
+             "header.converter": JSON_HEADERS}  # as Debezium's recorded run
     config = Config({k: v for k, v in props.items() if k != "dsn"}).declare(CORE_OPTIONS)
     with Pipeline(props, tmp_path / "o.json", sink=KafkaSink(config)) as p:  # type: ignore[arg-type]
         p.wait_ready()
@@ -144,7 +145,8 @@ def test_broker_stopped_and_restarted_mid_stream(pg_db: dict[str, str], tmp_path
     from cdc.sinks.kafka import KafkaSink
 
     sql(pg_db, "CREATE TABLE seq (id int PRIMARY KEY)")
-    props = {**pg_db, "snapshot.mode": "no_data", "topic.prefix": topic_prefix, "kafka.bootstrap.servers": kafka_bootstrap}
+    props = {**pg_db, "snapshot.mode": "no_data", "topic.prefix": topic_prefix, "kafka.bootstrap.servers": kafka_bootstrap,
+             "header.converter": JSON_HEADERS}  # as Debezium's recorded run
     config = Config({k: v for k, v in props.items() if k != "dsn"}).declare(CORE_OPTIONS)
     script = ["bash", str(ROOT / "scripts" / "kafka.sh")]
     with Pipeline(props, tmp_path / "o.json", sink=KafkaSink(config)) as p:  # type: ignore[arg-type]

@@ -16,7 +16,7 @@ import pytest
 
 from cdc.sources.mysql.source import MySqlSource
 from tests.conftest import REFERENCE
-from tests.integration.harness import Pipeline
+from tests.integration.harness import JSON_HEADERS, Pipeline
 
 DEBEZIUM = REFERENCE / "debezium"
 VARYING_SOURCE = {"ts_ms", "ts_us", "ts_ns", "version", "server_id", "gtid", "file", "pos"}
@@ -58,6 +58,7 @@ def test_mariadb_types_match_debezium(mysql_server: dict[str, Any], mysql_db: di
     db = mysql_db["db"]
     _run_sql(mysql_server, db, setup)
     props = {**mysql_db, "snapshot.mode": "no_data", "topic.prefix": "dbz", "include.schema.changes": "false",
+             "header.converter": JSON_HEADERS,
              "schema.history.internal.file.filename": str(tmp_path / "history.jsonl")}
     with Pipeline(props, tmp_path / "offsets.json", source_cls=MySqlSource) as pipeline:
         pipeline.wait_ready()

@@ -55,6 +55,10 @@ def test_cdc_run_properties_file_and_ctrl_c(pg_db: dict[str, str], tmp_path: Pat
         ({"id": 1}, "r", {"id": 1, "total": "9.99"}),
         ({"id": 1}, "u", {"id": 1, "total": "19.99"}),
     ]
+    # headers as a Connect worker at its defaults writes them (SimpleHeaderConverter): the text of each
+    assert lines[0]["headers"]["__debezium.context.connectorLogicalName"] == "shop"
+    assert lines[0]["headers"]["__debezium.context.connectorName"] == "postgresql"
+    assert lines[0]["headers"]["__debezium.context.taskId"] == "0"
     heartbeat = json.loads((out / "__debezium-heartbeat.shop.jsonl").read_text().splitlines()[0])
     assert heartbeat["key"] == {"serverName": "shop"} and isinstance(heartbeat["value"]["ts_ms"], int)
     assert "unknown property 'snapshot.mod'" in stderr and "did you mean 'snapshot.mode'" in stderr

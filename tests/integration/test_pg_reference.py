@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from tests.conftest import REFERENCE
-from tests.integration.harness import Pipeline
+from tests.integration.harness import JSON_HEADERS, Pipeline
 
 DEBEZIUM = REFERENCE / "debezium"
 VARYING_SOURCE = {"ts_ms", "ts_us", "ts_ns", "txId", "lsn", "sequence", "version"}
@@ -44,7 +44,7 @@ def test_pg_types_match_debezium(pg_db: dict[str, str], tmp_path: Path) -> None:
     setup, capture = _workload()
     with psycopg.connect(pg_db["dsn"], autocommit=True) as conn:
         conn.execute(setup)
-    props = {**pg_db, "snapshot.mode": "no_data", "topic.prefix": "dbz"}
+    props = {**pg_db, "snapshot.mode": "no_data", "topic.prefix": "dbz", "header.converter": JSON_HEADERS}
     with Pipeline(props, tmp_path / "offsets.json") as pipeline:
         pipeline.wait_ready()
         with psycopg.connect(pg_db["dsn"], autocommit=True) as conn:

@@ -106,8 +106,9 @@ def test_primary_key_change_is_delete_tombstone_create(pg_db: dict[str, str], tm
         ("tombstone", {"id": 1}, None, None),
         ("c", {"id": 2}, None, {"id": 2, "v": "a"}),
     ]
-    assert got[0]["headers"]["__debezium.newkey"]["payload"] == {"id": 2}
-    assert got[2]["headers"]["__debezium.oldkey"]["payload"] == {"id": 1}
+    # as a Kafka Connect worker at its defaults (SimpleHeaderConverter) writes them
+    assert got[0]["headers"]["__debezium.newkey"] == '{"id":2}'
+    assert got[2]["headers"]["__debezium.oldkey"] == '{"id":1}'
 
 
 def test_no_tombstones_when_disabled(pg_db: dict[str, str], tmp_path: Path) -> None:

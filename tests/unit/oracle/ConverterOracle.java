@@ -10,6 +10,7 @@ import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.EncoderFactory;
 import org.apache.kafka.connect.data.SchemaAndValue;
 import org.apache.kafka.connect.json.JsonConverter;
+import org.apache.kafka.connect.storage.SimpleHeaderConverter;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStreamReader;
@@ -19,7 +20,9 @@ import java.util.*;
 /** test_converters_oracle.py's oracle: each stdin line {"kind", "props", "records"} becomes one
  *  stdout line {"out": [...]}, one entry per record side (key, then value): for kind "avro" the Avro
  *  schema Apicurio's fork of Confluent's AvroData derives and the datum's binary encoding (base64);
- *  for kind "cloudevents" what Debezium's CloudEventsConverter writes for the value. */
+ *  for kind "cloudevents" what Debezium's CloudEventsConverter writes for the value; for kind
+ *  "simpleheader" what Kafka Connect's default header converter writes for the key, the value and each
+ *  header (in the record's order) read as Connect data. */
 public class ConverterOracle {
     static final ObjectMapper JSON = new ObjectMapper();
 
@@ -40,6 +43,10 @@ public class ConverterOracle {
             if (kind.equals("cloudevents")) { ce = new CloudEventsConverter(); ce.configure(props, false); }
             for (JsonNode r : req.get("records")) {
                 String topic = r.get("topic").asText();
+                if (kind.equals("simpleheader")) {
+                    simpleHeaders(topic, r, keys, values, out);
+                    continue;
+                }
                 for (String side : List.of("key", "value")) {
                     JsonNode part = r.get(side);
                     ObjectNode o = JSON.createObjectNode();
@@ -71,6 +78,32 @@ public class ConverterOracle {
             result.set("out", out);
             System.out.println(JSON.writeValueAsString(result));
             System.out.flush();
+        }
+    }
+
+    /** Key, value, then each header of one record through SimpleHeaderConverter: its text, or null. */
+    static void simpleHeaders(String topic, JsonNode r, JsonConverter keys, JsonConverter values, ArrayNode out)
+            throws Exception {
+        SimpleHeaderConverter simple = new SimpleHeaderConverter();
+        simple.configure(Map.of());
+        List<SchemaAndValue> parts = new ArrayList<>();
+        for (String side : List.of("key", "value")) {
+            JsonNode part = r.get(side);
+            parts.add((side.equals("key") ? keys : values).toConnectData(topic,
+                    part == null || part.isNull() ? null : JSON.writeValueAsBytes(part)));
+        }
+        JsonNode headers = r.get("headers");
+        if (headers != null && !headers.isNull()) {
+            Iterator<Map.Entry<String, JsonNode>> it = headers.fields();
+            while (it.hasNext()) parts.add(keys.toConnectData(topic, JSON.writeValueAsBytes(it.next().getValue())));
+        }
+        for (SchemaAndValue sv : parts) {
+            try {
+                byte[] b = simple.fromConnectHeader(topic, "h", sv.schema(), sv.value());
+                if (b == null) out.addNull(); else out.add(new String(b, StandardCharsets.UTF_8));
+            } catch (Exception e) {
+                out.add(JSON.createObjectNode().put("error", e.getClass().getName() + ": " + e.getMessage()));
+            }
         }
     }
 }
