@@ -12,6 +12,7 @@ struct field of that name in a schema's field list.
 from __future__ import annotations
 
 import base64
+import copy
 import fnmatch
 import re
 import struct
@@ -148,8 +149,55 @@ def _no_begin_without_end(records: list[Record]) -> None:
                                              and r["value"]["payload"]["id"] not in ended)]
 
 
+def _close_xa_groups(records: list[Record]) -> None:
+    """MariaDB XA: Debezium opens a transaction (BEGIN) at every GTID and ends it only at an XID or
+    COMMIT, so a prepared XA group (rows, XA END, XA PREPARE) is never ended, nor is the group of
+    its later XA COMMIT/ROLLBACK (no rows). cdc ends the prepared group after its rows and emits no
+    BEGIN for a group without rows: Debezium's BEGIN without rows goes, and one with rows gets the
+    END cdc writes (event counts from its events, data_collections in Java's HashMap order)."""
+    from cdc.core.transactions import java_hashmap_order
+
+    def payload(r: Record) -> dict[str, Any]:
+        return (r.get("value") or {}).get("payload") or {}
+
+    template = next((r for r in records if payload(r).get("status") == "END"), None)
+    ended = {payload(r).get("id") for r in records if payload(r).get("status") == "END"}
+    out: list[Record] = []
+    open_id: str | None = None
+    counts: dict[str, int] = {}
+
+    def close() -> None:
+        if open_id is None or open_id in ended:
+            return
+        if not counts:  # a BEGIN with nothing after it
+            out[:] = [r for r in out if not (payload(r).get("status") == "BEGIN" and payload(r).get("id") == open_id)]
+            return
+        if template is None:
+            return
+        end = copy.deepcopy(template)
+        end["key"]["payload"]["id"] = open_id
+        end["value"]["payload"].update(id=open_id, event_count=sum(counts.values()), data_collections=[
+            {"data_collection": name, "event_count": counts[name]} for name in java_hashmap_order(list(counts))])
+        out.append(end)
+
+    for record in records:
+        body = payload(record)
+        block = body.get("transaction")
+        if body.get("status") == "BEGIN" or (record.get("value") is not None and open_id is not None
+                                              and not (isinstance(block, dict) and block.get("id") == open_id)):
+            close()
+            open_id, counts = (body.get("id"), {}) if body.get("status") == "BEGIN" else (None, {})
+        if isinstance(block, dict) and block.get("id") == open_id:
+            collection = f"{body['source']['db']}.{body['source']['table']}"
+            counts[collection] = counts.get(collection, 0) + 1
+        out.append(record)
+    close()
+    records[:] = out
+
+
 RAW: list[tuple[str, Callable[[list[Record]], None]]] = [("pg_transactions", _transaction_ids),
-                                                         ("mariadb_transactions", _no_begin_without_end)]
+                                                         ("mariadb_transactions", _no_begin_without_end),
+                                                         ("mariadb_xa", _close_xa_groups)]
 
 
 def apply_raw(workload: str, variant: str, records: list[Record]) -> list[Record]:

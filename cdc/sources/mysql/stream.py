@@ -190,10 +190,34 @@ class BinlogChanges:
         if upper.startswith("COMMIT") or upper.startswith("ROLLBACK"):
             self._commit(event, events)
             return Step.COMMITTED
+        if upper.startswith("XA "):
+            return self._xa(query, event, stream, events)
         if not MySqlSchema._may_change_schema(query):
             return Step.NONE  # SAVEPOINT and the like, inside a transaction
         self._ddl(event, stream, events)
         return Step.DDL
+
+    def _xa(self, query: str, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
+        """XA statements. A prepared XA transaction is its own binlog group: (GTID or ``XA START``),
+        its rows, ``XA END``, then an XA_PREPARE event (which the reader does not ask for); the
+        later ``XA COMMIT``/``XA ROLLBACK`` is a group of its own without rows. So ``XA END`` ends the
+        transaction (END event, position past it) and ``XA COMMIT``/``ROLLBACK`` only move the
+        position; else the next transaction would be folded into the prepared one. (MySQL logs
+        ``XA COMMIT ... ONE PHASE`` in the same group after ``XA END``: the END has been written
+        then, and it just moves the position; MariaDB logs ONE PHASE as an ordinary transaction.)"""
+        words = query.split(None, 2)
+        verb = words[1].upper() if len(words) > 1 else ""
+        tx = self.tx
+        if verb in ("START", "BEGIN"):
+            if not tx.active:  # MySQL without GTIDs: the group starts here, as with BEGIN
+                tx.start(self.file, bl.event_start(event, stream), None)
+                self.hooks.transaction_starts(position_key(self.file, tx.pos), events)
+            tx.thread = event.slave_proxy_id
+            return Step.NONE
+        if verb in ("END", "COMMIT", "ROLLBACK"):
+            self._commit(event, events)
+            return Step.COMMITTED
+        return Step.NONE  # XA RECOVER and the like
 
     def _on_xid(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
         self._commit(event, events)
