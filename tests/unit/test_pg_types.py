@@ -276,7 +276,7 @@ def test_bits() -> None:
     (650, "10.0.0.0/8", None), (829, "08:00:2b:01:02:03", None), (774, "08:00:2b:01:02:03:04:05", None),
     (2950, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "io.debezium.data.Uuid"),
     (114, '{"a": 1}', "io.debezium.data.Json"), (3802, '{"a": 1}', "io.debezium.data.Json"),
-    (142, "<a>1</a>", "io.debezium.data.Xml"), (3614, "'a' 'cat' 'fat'", "io.debezium.data.TsVector"),
+    (142, "<a>1</a>", "io.debezium.data.Xml"), (3614, "'a' 'cat' 'fat'", "io.debezium.data.Tsvector"),
 ])
 def test_strings(oid: int, text: str, name: str | None) -> None:
     assert convert(oid, text) == text

@@ -26,6 +26,7 @@ from cdc.sources.postgres.types import (
     column_kind,
     field_schema,
     native_kind,
+    numeric_scale,
     text_converter,
 )
 
@@ -99,7 +100,8 @@ class TableState:
             native_kinds.append(native_kind(pg_type, column.typmod, modes))
             spec_types.append((pg_type, column.typmod))
             kind = column_kind(pg_type, column.typmod)
-            default = default_value(defaults.get(column.name), schema, convert, is_bool=kind == "bool")
+            scale = numeric_scale(column.typmod) if kind == "numeric" else None
+            default = default_value(defaults.get(column.name), pg_type.name, convert, enum=kind == "enum", scale=scale)
             if default is not NO_DEFAULT:
                 schema["default"] = default
             field = connect.field(column.name, schema)
@@ -107,7 +109,7 @@ class TableState:
             by_name[column.name] = field
             # a column a key-only old tuple leaves out: Debezium gives it its default, else (NOT NULL)
             # its type's zero, else null
-            absent = default if default is not NO_DEFAULT else None if optional else zero(schema)
+            absent = default if default is not NO_DEFAULT else None if optional else zero(kind, schema, convert, scale)
             spec.append((index, column.name, convert, absent, _unavailable(kind, unavailable_placeholder, modes)))
         self._spec = tuple(spec)
         self.native_kinds = tuple(native_kinds)

@@ -32,7 +32,7 @@ What Debezium 3.6 emits (checked against its pg-types output and PostgresValueCo
 | interval                   | int64 ``io.debezium.time.MicroDuration`` (month = 30.4375 days)         |
 |                            | / string ``io.debezium.time.Interval`` 'P1Y2M3DT4H5M6.789S'             |
 | uuid / json, jsonb / xml   | string ``io.debezium.data.Uuid`` / ``Json`` / ``Xml``                   |
-| tsvector                   | string ``io.debezium.data.TsVector``                                    |
+| tsvector                   | string ``io.debezium.data.Tsvector``                                    |
 | enum                       | string ``io.debezium.data.Enum`` {allowed: "a,b,c"}                     |
 | T[]                        | array of T's schema, elements optional (enum elements: not optional)   |
 | domain                     | its base type, with the domain's typmod                                 |
@@ -188,6 +188,12 @@ def _numeric_precision_scale(typmod: int) -> tuple[int, int] | None:
     return (packed >> 16) & 0xFFFF, ((packed & 0x7FF) ^ 1024) - 1024
 
 
+def numeric_scale(typmod: int) -> int | None:
+    """The scale of a numeric(p,s) column; None for an unconstrained numeric."""
+    ps = _numeric_precision_scale(typmod)
+    return None if ps is None else ps[1]
+
+
 def _bit_length(kind: str, typmod: int) -> int:
     if typmod >= 0:
         return typmod
@@ -315,7 +321,7 @@ def field_schema(pg_type: PgType, typmod: int, optional: bool, modes: TypeModes,
     if kind == "xml":
         return _semantic("string", optional, "io.debezium.data.Xml")
     if kind == "tsvector":
-        return _semantic("string", optional, "io.debezium.data.TsVector")
+        return _semantic("string", optional, "io.debezium.data.Tsvector")
     return _plain("string", optional)
 
 
