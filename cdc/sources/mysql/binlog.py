@@ -22,6 +22,10 @@ from pymysqlreplication.event import (
 )
 from pymysqlreplication.row_event import DeleteRowsEvent, TableMapEvent, UpdateRowsEvent, WriteRowsEvent
 
+from cdc.sources.mysql.binlog_compat import patch_query_event_status_vars
+
+patch_query_event_status_vars()  # MariaDB 11's query-event status variables (binlog_compat.py)
+
 ROW_EVENTS = (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)
 EVENTS = [
     QueryEvent, XidEvent, GtidEvent, MariadbGtidEvent, RotateEvent, HeartbeatLogEvent, RowsQueryLogEvent,
