@@ -301,11 +301,22 @@ def test_enum_domain_and_fallback() -> None:
         {"type": "string", "optional": True}
     amount = PgType(903, "amount", "N", "d", base=numeric, schema="public")  # domain over plain numeric
     assert field_schema(amount, -1, True, PRECISE)["name"] == "io.debezium.data.VariableScaleDecimal"
-    for unknown in (PgType(600, "point", "G", "b"), PgType(3904, "int4range", "R", "r"),
-                    PgType(22, "int2vector", "A", "b", element=builtin_type(21)),
+    for as_text in (PgType(3904, "int4range", "R", "r"), PgType(22, "int2vector", "A", "b", element=builtin_type(21)),
                     PgType(70000, "pair", "C", "c", schema="public")):
-        assert field_schema(unknown, -1, True, PRECISE) == {"type": "string", "optional": True}
-        assert text_converter(unknown, -1, PRECISE)("(1,2)") == "(1,2)"
+        assert field_schema(as_text, -1, True, PRECISE) == {"type": "string", "optional": True}
+        assert text_converter(as_text, -1, PRECISE)("(1,2)") == "(1,2)"
+    # base types Debezium has no mapping for: left out, or (include.unknown.datatypes) their text's bytes
+    box = PgType(603, "box", "G", "b")
+    assert field_schema(box, -1, True, PRECISE) is None
+    with_unknown = TypeModes(include_unknown_datatypes=True)
+    assert field_schema(box, -1, True, with_unknown) == {"type": "bytes", "optional": True}
+    assert text_converter(box, -1, with_unknown)("(1,1),(0,0)") == base64.b64encode(b"(1.0,1.0),(0.0,0.0)").decode()
+    hex_unknown = TypeModes(include_unknown_datatypes=True, binary_handling_mode="hex")
+    assert text_converter(PgType(3615, "tsquery", "U", "b"), -1, hex_unknown)("'a'") == "276127"
+    point = PgType(600, "point", "G", "b")
+    assert field_schema(point, -1, True, PRECISE)["name"] == "io.debezium.data.geometry.Point"
+    assert text_converter(point, -1, PRECISE)("(1.5,-2.25)") == {"x": 1.5, "y": -2.25,
+                                                               "wkb": "AQEAAAAAAAAAAAD4PwAAAAAAAALA", "srid": None}
 
 
 # ---- dates and times --------------------------------------------------------------------------

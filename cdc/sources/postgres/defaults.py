@@ -58,6 +58,7 @@ _ZERO_TEXT: dict[str, str] = {
     "bool": "f", "int16": "0", "int32": "0", "int64": "0", "float32": "0", "float64": "0", "numeric": "0",
     "money": "0.00", "bytea": "\\x", "date": "1970-01-01", "time": "00:00:00", "timetz": "00:00:00+00",
     "timestamp": "1970-01-01 00:00:00", "timestamptz": "1970-01-01 00:00:00+00", "interval": "00:00:00",
+    "point": "(0,0)",
 }
 
 

@@ -25,6 +25,7 @@ initial snapshot (snapshot.resumable) ``snapshot_progress`` (tables left, last k
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Generator, Iterator, Mapping, Sequence
@@ -528,7 +529,9 @@ class PostgresSource:
             return None
         found = cat.read_tables(self._catalog_conn(), message.relid)
         if found:
-            table = found[0]
+            # The message names the table as it was when the rows were written (a backlog read after
+            # RENAME TABLE): their topic is that name's, as Debezium's; the rest comes from the catalog.
+            table = dataclasses.replace(found[0], schema=message.namespace, name=message.name)
         else:  # dropped since: describe it from the message alone
             table = cat.CatalogTable(message.relid, message.namespace, message.name, message.replica_identity, (), ())
         state = self._table_state(table, message.columns)
@@ -572,7 +575,8 @@ class PostgresSource:
             resume=resume, prefix=self.prefix, dbname=self.settings.dbname, emitter=self.emitter,
             relations=self._relations, describe=self._describe, forget_type=self._types.invalidate,
             signal_table=self.signal_table, hooks=self,
-            per_event_ids=self.config.get("transaction.id.mode") == "debezium")
+            per_event_ids=self.config.get("transaction.id.mode") == "debezium",
+            binary_mode=self.modes.binary_handling_mode)
         self._changes = changes
         events: list[ChangeEvent] = []
         max_batch = self.max_batch

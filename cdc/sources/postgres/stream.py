@@ -13,7 +13,6 @@ and signals are the source's: it answers through :class:`StreamHooks`.
 """
 from __future__ import annotations
 
-import base64
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import Any, Protocol
 from cdc.core import connect
 from cdc.core.connect import ConnectSchema
 from cdc.core.emitter import ChangeEmitter
+from cdc.core.encodings import binary_encoder
 from cdc.core.envelope import OP_MESSAGE, TRANSACTION_BLOCK_SCHEMA, now_ts
 from cdc.core.records import ChangeEvent
 from cdc.core.topics import sanitize_topic
@@ -32,21 +32,33 @@ from cdc.sources.postgres.replication import XLogData
 from cdc.sources.postgres.source_info import SOURCE_SCHEMA, source_block
 from cdc.sources.postgres.tables import TableState
 
+# The data collection a transactional message counts under in its transaction's END event. Debezium
+# names the class of its message id with the object's identity hash (a new one per message, so every
+# message is its own entry); cdc counts them all under the class name, without the hash.
+MESSAGE_DATA_COLLECTION = "io.debezium.connector.postgresql.LogicalDecodingMessageMonitor$LogicalDecodingMessageId"
+
 MESSAGE_KEY_SCHEMA = ConnectSchema(connect.struct(
     [connect.field("prefix",
                    connect.OPTIONAL_STRING)], optional=False, name="io.debezium.connector.postgresql.MessageKey",
     version=1))
-MESSAGE_VALUE_SCHEMA = ConnectSchema(connect.struct(
-    [
-        connect.field("op", connect.STRING),
-        connect.field("ts_ms", connect.OPTIONAL_INT64),
-        connect.field("source", SOURCE_SCHEMA),
-        connect.field("transaction", TRANSACTION_BLOCK_SCHEMA),
-        connect.field("message", connect.struct(
-            [connect.field("prefix", connect.OPTIONAL_STRING), connect.field("content", connect.primitive("bytes"))],
-            optional=False, name="io.debezium.connector.postgresql.Message", version=1)),
-    ],
-    optional=False, name="io.debezium.connector.postgresql.MessageValue", version=1))
+
+
+def message_value_schema(binary_mode: str) -> ConnectSchema:
+    """A logical decoding message's value schema: its content is bytes, or a string in the
+    base64/hex binary.handling.modes (as a bytea column's)."""
+    content = connect.primitive("bytes" if binary_mode == "bytes" else "string")
+    return ConnectSchema(connect.struct(
+        [
+            connect.field("op", connect.STRING),
+            connect.field("ts_ms", connect.OPTIONAL_INT64),
+            connect.field("source", SOURCE_SCHEMA),
+            connect.field("transaction", TRANSACTION_BLOCK_SCHEMA),
+            connect.field("message", connect.struct(
+                [connect.field("prefix", connect.OPTIONAL_STRING), connect.field("content", content)],
+                optional=False, name="io.debezium.connector.postgresql.Message", version=1)),
+        ],
+        optional=False, name="io.debezium.connector.postgresql.MessageValue", version=1))
+
 
 _OPS = {po.Insert: "c", po.Update: "u", po.Delete: "d"}
 
@@ -86,7 +98,7 @@ class ChangeStream:
     def __init__(self, *, resume: PgPosition, prefix: str, dbname: str, emitter: ChangeEmitter,
                  relations: dict[int, TableState | None], describe: Callable[[po.Relation], TableState | None],
                  forget_type: Callable[[int], None], signal_table: str | None, hooks: StreamHooks,
-                 per_event_ids: bool = False) -> None:
+                 per_event_ids: bool = False, binary_mode: str = "bytes") -> None:
         self.committed_lsn = resume.lsn
         self._skip_commit = resume.lsn_commit
         self._skip_until = resume.lsn_proc or 0
@@ -99,6 +111,8 @@ class ChangeStream:
         self.signal_table = signal_table
         self.hooks = hooks
         self.per_event_ids = per_event_ids  # transaction.id.mode=debezium
+        self.message_schema = message_value_schema(binary_mode)
+        self.message_content = binary_encoder(binary_mode)
         self.tx = Transaction()
         self.last_commit_lsn: int | None = None  # source.sequence's first LSN (Debezium's)
         # The events list of the last COMMIT, how many events it held then, and the position after it.
@@ -277,10 +291,14 @@ class ChangeStream:
                               ts_us=tx.commit_us if message.transactional else time.time_ns() // 1000,
                               tx_id=tx.xid if message.transactional else None, lsn=lsn,
                               last_commit_lsn=self.last_commit_lsn)
-        value = {"op": OP_MESSAGE, "ts_ms": now_ts()[0], "source": source, "transaction": None,
-                 "message": {"prefix": message.prefix, "content": base64.b64encode(message.content).decode()}}
+        tracker = self.emitter.tracker
+        # A transactional message is an event of its transaction: counted, with its block.
+        block = tracker.block(MESSAGE_DATA_COLLECTION) if message.transactional and tracker is not None \
+            and tracker.active else None
+        value = {"op": OP_MESSAGE, "ts_ms": now_ts()[0], "source": source, "transaction": block,
+                 "message": {"prefix": message.prefix, "content": self.message_content(message.content)}}
         events.append(ChangeEvent(sanitize_topic(f"{self.prefix}.message"), MESSAGE_KEY_SCHEMA,
-                                  {"prefix": message.prefix}, MESSAGE_VALUE_SCHEMA, value, context_headers=False))
+                                  {"prefix": message.prefix}, self.message_schema, value, context_headers=False))
 
     _HANDLERS: dict[type, Callable[[ChangeStream, Any, int, list[ChangeEvent]], None]] = {
         po.Begin: _on_begin, po.Commit: _on_commit, po.Relation: _on_relation, po.TypeMessage: _on_type,

@@ -6,7 +6,6 @@ column has its converter chosen in advance.
 """
 from __future__ import annotations
 
-import base64
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -28,6 +27,7 @@ from cdc.sources.postgres.types import (
     native_kind,
     numeric_scale,
     text_converter,
+    unavailable_value,
 )
 
 log = logging.getLogger(__name__)
@@ -44,19 +44,6 @@ class ColumnType(Protocol):
 
     @property
     def typmod(self) -> int: ...
-
-
-def _unavailable(kind: str, placeholder: str, modes: TypeModes) -> Any:
-    """Debezium's placeholder for an unchanged TOASTed value, in the column's own type: the text for
-    strings, its bytes for bytea, a one-element array for arrays."""
-    if kind == "bytea":
-        data = placeholder.encode()
-        mode = modes.binary_handling_mode
-        return data.hex() if mode == "hex" else (
-            base64.urlsafe_b64encode(data) if mode == "base64-url-safe" else base64.b64encode(data)).decode()
-    if kind == "array":
-        return [placeholder]
-    return placeholder
 
 
 class TableState:
@@ -110,7 +97,8 @@ class TableState:
             # a column a key-only old tuple leaves out: Debezium gives it its default, else (NOT NULL)
             # its type's zero, else null
             absent = default if default is not NO_DEFAULT else None if optional else zero(kind, schema, convert, scale)
-            spec.append((index, column.name, convert, absent, _unavailable(kind, unavailable_placeholder, modes)))
+            spec.append((index, column.name, convert, absent,
+                         unavailable_value(pg_type, column.typmod, unavailable_placeholder, modes)))
         self._spec = tuple(spec)
         self.native_kinds = tuple(native_kinds)
         self._spec_types = tuple(spec_types)

@@ -33,11 +33,12 @@ What Debezium 3.6 emits (checked against its pg-types output and PostgresValueCo
 |                            | / string ``io.debezium.time.Interval`` 'P1Y2M3DT4H5M6.789S'             |
 | uuid / json, jsonb / xml   | string ``io.debezium.data.Uuid`` / ``Json`` / ``Xml``                   |
 | tsvector                   | string ``io.debezium.data.Tsvector``                                    |
+| point                      | struct ``io.debezium.data.geometry.Point`` {x, y, wkb, srid}            |
 | enum                       | string ``io.debezium.data.Enum`` {allowed: "a,b,c"}                     |
 | T[]                        | array of T's schema, elements optional (enum elements: not optional)   |
 | domain                     | its base type, with the domain's typmod                                 |
-| anything else              | string: the text form (Debezium drops such columns unless               |
-|                            | include.unknown.datatypes; a string loses nothing)                      |
+| anything else (box, tsquery,| left out (include.unknown.datatypes=false, the default, as Debezium);  |
+|   pg_lsn, txid_snapshot...)| else the bytes of its text, under binary.handling.mode                  |
 
 time.precision.mode: ``adaptive`` (above), ``adaptive_time_microseconds`` (every time is
 MicroTime), ``connect`` (``org.apache.kafka.connect.data.Date``/``Time``/``Timestamp``, ms),
@@ -50,9 +51,12 @@ the LocalDate Debezium uses for it.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import math
 import re
+import struct
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -60,6 +64,7 @@ from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from cdc.core.encodings import decimal_bytes, float32, to_float32
+from cdc.core.java_format import java_double
 from cdc.core.type_modes import TypeModes as CoreTypeModes
 
 if TYPE_CHECKING:
@@ -140,8 +145,12 @@ _KINDS: dict[str, str] = {
     "float4": "float32", "float8": "float64", "numeric": "numeric", "money": "money", "bytea": "bytea",
     "bit": "bit", "varbit": "varbit", "date": "date", "time": "time", "timetz": "timetz",
     "timestamp": "timestamp", "timestamptz": "timestamptz", "interval": "interval", "uuid": "uuid",
-    "json": "json", "jsonb": "json", "xml": "xml", "tsvector": "tsvector",
+    "json": "json", "jsonb": "json", "xml": "xml", "tsvector": "tsvector", "point": "point",
 }
+# Base types Debezium writes as their text; any other base type without a kind above is one it has
+# no mapping for ("unknown": box, circle, tsquery, pg_lsn, txid_snapshot, regclass...).
+_TEXT_TYPES = frozenset(("bpchar", "varchar", "text", "name", "char", "inet", "cidr", "macaddr", "macaddr8",
+                         "citext", "ltree", "int2vector", "oidvector"))
 # Parsed as PostgreSQL arrays only when their category is 'A' and they are not these
 # space-separated vector types.
 _NOT_ARRAYS = frozenset(("int2vector", "oidvector"))
@@ -167,7 +176,9 @@ def _kind(t: PgType) -> str:
         return "string"  # composite, range, pseudo: the text form
     if t.name == "hstore":
         return "hstore"
-    return _KINDS.get(t.name, "string")  # char/varchar/text/name/inet/...; unknown types too
+    if t.name in _TEXT_TYPES:
+        return "string"
+    return _KINDS.get(t.name, "unknown")
 
 
 def column_kind(pg_type: PgType, typmod: int) -> str:
@@ -244,8 +255,10 @@ def field_schema(pg_type: PgType, typmod: int, optional: bool, modes: TypeModes,
     elements come out null)."""
     t, typmod = _resolve(pg_type, typmod)
     kind = _kind(t)
-    if kind == "unknown":
-        return _plain("string", optional) if modes.include_unknown_datatypes else None
+    if kind == "unknown":  # with include.unknown.datatypes, the bytes of its text
+        if not modes.include_unknown_datatypes:
+            return None
+        return _plain("bytes" if modes.binary_handling_mode == "bytes" else "string", optional)
     if kind == "hstore":
         if modes.hstore_handling_mode == "map":
             return {"type": "map", "keys": {"type": "string", "optional": False},
@@ -254,6 +267,8 @@ def field_schema(pg_type: PgType, typmod: int, optional: bool, modes: TypeModes,
     if kind == "array":
         assert t.element is not None
         element, element_typmod = _resolve(t.element, typmod)
+        if _kind(element) == "xml":
+            return None  # xml[]: no mapping in Debezium, left out as an unknown type
         # Debezium builds enum element schemas without .optional() (an upstream quirk we keep).
         items = field_schema(element, element_typmod, _kind(element) != "enum", modes)
         if items is None:
@@ -322,6 +337,13 @@ def field_schema(pg_type: PgType, typmod: int, optional: bool, modes: TypeModes,
         return _semantic("string", optional, "io.debezium.data.Xml")
     if kind == "tsvector":
         return _semantic("string", optional, "io.debezium.data.Tsvector")
+    if kind == "point":
+        return {"type": "struct", "fields": [{"type": "double", "optional": False, "field": "x"},
+                                             {"type": "double", "optional": False, "field": "y"},
+                                             {"type": "bytes", "optional": True, "field": "wkb"},
+                                             {"type": "int32", "optional": True, "field": "srid"}],
+                "optional": optional, "name": "io.debezium.data.geometry.Point", "version": 1,
+                "doc": "Geometry (POINT)"}
     return _plain("string", optional)
 
 
@@ -488,6 +510,27 @@ def _binary_converter(mode: str) -> Converter:
         return lambda text: base64.urlsafe_b64encode(_bytea(text)).decode()
     # bytes (Connect bytes are base64 in JSON) and base64 look the same in the payload
     return lambda text: _b64encode(_bytea(text)).decode()
+
+
+def _point(text: str) -> dict[str, Any]:
+    """'(x,y)' as Debezium's Point: the coordinates and their WKB (little-endian, type 1), no SRID."""
+    x_text, _, y_text = text.strip("()").partition(",")
+    x, y = float(x_text), float(y_text)
+    return {"x": x, "y": y, "wkb": _b64encode(struct.pack("<BIdd", 1, 1, x, y)).decode(), "srid": None}
+
+
+# Geometric types pgjdbc reads into objects (PGbox...) whose text Debezium writes: every number
+# as Java's Double.toString prints it ('(1,1),(0,0)' -> '(1.0,1.0),(0.0,0.0)').
+_PGJDBC_GEOMETRIC = frozenset(("box", "circle", "line", "lseg", "path", "polygon"))
+_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _text_bytes(type_name: str, mode: str) -> Converter:
+    """A type Debezium has no mapping for, with include.unknown.datatypes: its text's bytes."""
+    encode = _binary_converter(mode)
+    if type_name in _PGJDBC_GEOMETRIC:
+        return lambda text: encode("\\x" + _NUMBER.sub(lambda m: java_double(float(m.group())), text).encode().hex())
+    return lambda text: encode("\\x" + text.encode().hex())
 
 
 def _bits_converter(text: str) -> str:
@@ -980,8 +1023,47 @@ def text_converter(pg_type: PgType, typmod: int, modes: TypeModes) -> Converter:
         return _interval_iso if modes.interval_handling_mode == "string" else _interval_micros
     if kind == "hstore":
         return _hstore_map if modes.hstore_handling_mode == "map" else _hstore_json
-    # enum, strings, uuid, json (jsonb: the server's text form), xml, inet, ..., unknown types
+    if kind == "point":
+        return _point
+    if kind == "unknown":
+        return _text_bytes(t.name, modes.binary_handling_mode)
+    # enum, strings, uuid, json (jsonb: the server's text form), xml, inet, ...
     return _text
+
+
+def unavailable_value(pg_type: PgType, typmod: int, placeholder: str, modes: TypeModes) -> Any:
+    """Debezium's placeholder for an unchanged TOASTed value, as its converters give it for the
+    column's type (checked against Debezium 3.6.1): the text for strings, its bytes for bytea; in an
+    array, one placeholder string for strings, the placeholder's bytes as numbers for int4/int8/date
+    elements, a name-based UUID of those bytes for uuid, the bytes for bytea (binary mode bytes only),
+    and null for the other element types (Debezium writes null, or stops, for those)."""
+    t, typmod = _resolve(pg_type, typmod)
+    kind = _kind(t)
+    data = placeholder.encode()
+    if kind == "bytea":
+        return text_converter(t, typmod, modes)("\\x" + data.hex())
+    if kind != "array":
+        return placeholder
+    assert t.element is not None
+    element, element_typmod = _resolve(t.element, typmod)
+    element_kind = _kind(element)
+    if element_kind in ("int32", "int64", "date"):
+        return list(data)
+    if element_kind == "uuid":
+        return [str(_name_uuid(data))]
+    if element_kind == "bytea":  # only as bytes (base64 in JSON); Debezium writes null in the string modes
+        return [base64.b64encode(data).decode()] if modes.binary_handling_mode == "bytes" else None
+    if element_kind in ("string", "json", "xml"):
+        return [placeholder]
+    return None
+
+
+def _name_uuid(data: bytes) -> uuid.UUID:
+    """Java's ``UUID.nameUUIDFromBytes``: the MD5 of the bytes as a version 3 UUID."""
+    digest = bytearray(hashlib.md5(data).digest())  # noqa: S324 - an identifier, not security
+    digest[6] = (digest[6] & 0x0F) | 0x30
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    return uuid.UUID(bytes=bytes(digest))
 
 
 # ---- catalog ----------------------------------------------------------------------------------
