@@ -14,6 +14,7 @@ from tests.conformance import workloads as wl
 from tests.conformance.workloads import Workload
 
 DEBEZIUM_DIR = Path(__file__).resolve().parent / "debezium"
+JSON_HEADERS = "org.apache.kafka.connect.json.JsonConverter"
 
 
 def _properties(workload: Workload, dsn: str, tmp: Path) -> dict[str, str]:
@@ -72,16 +73,23 @@ def run_debezium(workload: Workload, dsn: str, tmp: Path, timeout: float = 120) 
 
 # ---- cdc --------------------------------------------------------------------------------------
 
+def _text(data: bytes | None) -> str | None:
+    return None if data is None else data.decode()
+
+
 class CollectingSink:
     """Keeps every record in order, parsed; acknowledges on flush."""
 
     def __init__(self) -> None:
         self.records: list[dict[str, Any]] = []
+        self.raw: list[dict[str, Any]] = []  # the same records as the text cdc wrote (connect_reader.py)
         self.lock = threading.Lock()
 
     def write(self, records: Sequence[SinkRecord]) -> None:
         with self.lock:
             for r in records:
+                self.raw.append({"topic": r.topic, "key": _text(r.key), "value": _text(r.value),
+                                 "headers": {k: _text(v) for k, v in r.headers} if r.headers else None})
                 self.records.append({
                     "topic": r.topic,
                     "key": json.loads(r.key) if r.key is not None else None,
@@ -101,9 +109,10 @@ class CollectingSink:
 
 
 def run_cdc(workload: Workload, dsn: str, tmp: Path, expected: int, *, settle: float = 1.0,
-            timeout: float = 60) -> list[dict[str, Any]]:
+            timeout: float = 60, raw: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The same workload through cdc's engine (real source, converter and offset store) into a
-    collecting sink; waits for ``expected`` records, then ``settle`` seconds for any extra."""
+    collecting sink; waits for ``expected`` records, then ``settle`` seconds for any extra.
+    ``raw``: filled with the records as the text cdc wrote them."""
     from cdc import pipeline
 
     tmp.mkdir(parents=True, exist_ok=True)
@@ -116,7 +125,7 @@ def run_cdc(workload: Workload, dsn: str, tmp: Path, expected: int, *, settle: f
         props["schema.history.internal"] = "file"
         props["schema.history.internal.file.filename"] = str(tmp / "history.jsonl")
     props["slot.drop.on.stop"] = "true"
-    props["header.converter"] = "org.apache.kafka.connect.json.JsonConverter"  # as DebeziumRunner records them
+    props["header.converter"] = JSON_HEADERS  # as DebeziumRunner records them
     sink = CollectingSink()
     engine = pipeline.build_from_properties(props, sink=sink)
     errors: list[BaseException] = []
@@ -148,4 +157,6 @@ def run_cdc(workload: Workload, dsn: str, tmp: Path, expected: int, *, settle: f
         thread.join(30)
     if errors:
         raise errors[0]
+    if raw is not None:
+        raw.extend(sink.raw)
     return list(sink.records)

@@ -16,6 +16,7 @@ import pytest
 
 from tests.conformance import compare, deviations, runners
 from tests.conformance import workloads as wl
+from tests.conformance.connect_reader import ConnectReader, connect_reader  # noqa: F401 - a fixture
 
 # Extra runs with properties that restore a Debezium behaviour cdc does not default to.
 VARIANTS = {"pg_transactions": {"transaction.id.mode=debezium": {"transaction.id.mode": "debezium"}}}
@@ -48,17 +49,21 @@ def expected_records(workload: wl.Workload) -> list[dict[str, Any]]:
 
 @pytest.mark.conformance
 @pytest.mark.parametrize(("name", "variant"), CASES)
-def test_same_events_as_debezium(name: str, variant: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+def test_same_events_as_debezium(name: str, variant: str, tmp_path: Path, request: pytest.FixtureRequest,
+                                 connect_reader: ConnectReader) -> None:
     workload = wl.load(name)
     workload.properties.update(VARIANTS.get(name, {}).get(variant, {}))
     dsn = request.getfixturevalue("conformance_pg" if workload.db == "postgres" else "conformance_mariadb")
     theirs = expected_records(workload)
     if workload.db == "mariadb":
         wl.set_global(dsn, {"binlog_row_metadata": f"'{variant}'"})
+    raw: list[dict[str, Any]] = []
     try:
-        ours = runners.run_cdc(workload, dsn, tmp_path, len(theirs))
+        ours = runners.run_cdc(workload, dsn, tmp_path, len(theirs), raw=raw)
     finally:
         if workload.db == "mariadb":
             wl.set_global(dsn, {"binlog_row_metadata": "'NO_LOG'"})
     a, b = deviations.prepare(name, "default" if workload.db == "mariadb" else variant, ours, theirs)
     assert a == b, f"{name} ({variant}): cdc differs from Debezium\n" + compare.report(a, b)
+    # and a Kafka Connect consumer reads every record back into Connect data, as it was written
+    assert connect_reader.problems(raw, workload.properties.get("header.converter", runners.JSON_HEADERS)) == []

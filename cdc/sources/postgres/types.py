@@ -992,7 +992,12 @@ def text_converter(pg_type: PgType, typmod: int, modes: TypeModes) -> Converter:
         assert t.element is not None
         element, element_typmod = _resolve(t.element, typmod)
         delimiter = ";" if element.name == "box" else ","  # box is the one built-in with typdelim ';'
-        return _array_converter(text_converter(element, element_typmod, modes), delimiter)
+        convert = _array_converter(text_converter(element, element_typmod, modes), delimiter)
+        if _kind(element) == "enum":
+            # The elements' schema is not optional (Debezium's): with a NULL element the array as a
+            # whole is null, as Debezium writes it, or a Connect consumer refuses the record.
+            return lambda text: None if None in (values := convert(text)) else values
+        return convert
     if kind == "bool":
         return _bool
     if kind in ("int16", "int32", "int64"):
