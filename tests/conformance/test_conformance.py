@@ -16,7 +16,7 @@ import pytest
 
 from tests.conformance import compare, deviations, runners
 from tests.conformance import workloads as wl
-from tests.conformance.connect_reader import ConnectReader, connect_reader  # noqa: F401 - a fixture
+from tests.conformance.connect_reader import ConnectReader
 
 # Extra runs with properties that restore a Debezium behaviour cdc does not default to.
 VARIANTS = {"pg_transactions": {"transaction.id.mode=debezium": {"transaction.id.mode": "debezium"}}}
