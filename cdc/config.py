@@ -122,7 +122,9 @@ class Config:
         return {k[len(prefix):]: v for k, v in self.properties.items() if k.startswith(prefix)}
 
     def validate(self, passthrough_prefixes: tuple[str, ...] = ()) -> None:
-        """Raise one ConfigError listing every problem; warn about unknown property names."""
+        """Raise one ConfigError listing every problem; warn about unknown property names. Kafka
+        Connect's own worker and connector settings, which a Debezium ``.properties`` file carries
+        (``tasks.max``, ``errors.tolerance``...), are no mistake: listed once, at INFO."""
         problems: list[str] = []
         for name, option in self.options.items():
             problem = option.problem(self.properties.get(name))
@@ -131,12 +133,18 @@ class Config:
         if problems:
             raise ConfigError("invalid configuration:\n  - " + "\n  - ".join(problems), fix=FIX)
         known = list(self.options)
+        connect_only = []
         for name in self.properties:
             if name in self.options or name.startswith(passthrough_prefixes):
+                continue
+            if name in CONNECT_SETTINGS or name.startswith(CONNECT_PREFIXES):
+                connect_only.append(name)
                 continue
             close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             log.warning("unknown property %r is ignored%s", name, hint)
+        if connect_only:
+            log.info("Kafka Connect settings that have no effect in cdc: %s", ", ".join(sorted(connect_only)))
 
     def masked(self) -> dict[str, Any]:
         """The properties with every secret replaced, safe to print or log."""
@@ -149,6 +157,25 @@ class Config:
 
     def __repr__(self) -> str:  # never print a password by accident
         return f"Config({self.masked()!r})"
+
+
+# Kafka Connect's worker and connector settings (and Debezium's engine ones) that a Debezium
+# configuration carries and that mean nothing to cdc: one process, one task, its own REST-free
+# operation. Accepted without a warning so that such a file runs unchanged.
+CONNECT_SETTINGS = frozenset((
+    "tasks.max", "config.action.reload", "group.id", "plugin.path", "plugin.discovery", "rest.port", "listeners",
+    "rest.advertised.host.name", "rest.advertised.port", "config.storage.topic", "config.storage.replication.factor",
+    "status.storage.topic", "status.storage.replication.factor", "status.storage.partitions",
+    "offset.storage.partitions", "offset.flush.timeout.ms", "offset.commit.policy", "internal.key.converter",
+    "internal.value.converter", "key.converter", "value.converter", "header.converter", "errors.tolerance",
+    "errors.log.enable", "errors.log.include.messages", "errors.retry.timeout", "errors.retry.delay.max.ms",
+    "task.shutdown.graceful.timeout.ms", "scheduled.rebalance.max.delay.ms", "connector.client.config.override.policy",
+    "exactly.once.source.support", "transaction.boundary", "transaction.boundary.interval.ms",
+    "offsets.storage.topic", "topic.tracking.allow.reset", "topic.tracking.enable", "predicates",
+    "connector.class",
+))
+CONNECT_PREFIXES = ("errors.deadletterqueue.", "admin.", "consumer.override.", "producer.override.",
+                    "admin.override.", "internal.key.converter.", "internal.value.converter.")
 
 
 def _looks_secret(name: str) -> bool:
@@ -340,7 +367,9 @@ CORE_OPTIONS: tuple[Option, ...] = (
            "logical name, task id, run id) on every record."),
     Option("key.converter.schemas.enable", bool, True, "Include the schema in every key (JSON converter)."),
     Option("value.converter.schemas.enable", bool, True, "Include the schema in every value (JSON converter)."),
-    Option("offset.storage", str, "file", "Where source offsets are stored (file, or a plugin name such as kafka)."),
+    Option("offset.storage", str, "file", "Where source offsets are stored: file (cdc's JSON), kafka, a plugin name, "
+           "or Kafka Connect's class: org.apache.kafka.connect.storage.FileOffsetBackingStore (Debezium's offsets "
+           "file, read and written in its own format) or ...KafkaOffsetBackingStore (kafka)."),
     Option("offset.storage.file.filename", str, None,
            "Offset file (default: <output>/offsets.json or ./cdc-offsets.json)."),
     Option("offset.flush.interval.ms", int, 1000, "How often acknowledged offsets are stored.", validator=positive),

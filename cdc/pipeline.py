@@ -8,6 +8,8 @@ from typing import Any
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Config
 from cdc.converters import CONVERTER_OPTIONS, converter_from_config
+from cdc.core.connect_offsets import FILE_CLASS as CONNECT_FILE_STORE
+from cdc.core.connect_offsets import ConnectFileOffsetStore
 from cdc.core.context_headers import ContextHeaders
 from cdc.core.converters import JsonConverter
 from cdc.core.errors import ConfigError
@@ -24,14 +26,20 @@ PASSTHROUGH_PREFIXES = ("producer.", "kafka.", "consumer.", "spark.", "database.
                         "key.converter", "value.converter")  # a converter's own options, as Kafka Connect passes them
 
 
+# Kafka Connect's offset stores by class name, so a Debezium configuration runs unchanged.
+OFFSET_STORE_CLASSES = {"org.apache.kafka.connect.storage.KafkaOffsetBackingStore": "kafka"}
+
+
 def offset_store(config: Config) -> OffsetStore:
-    kind = config.get("offset.storage")
+    kind = OFFSET_STORE_CLASSES.get(config.get("offset.storage"), config.get("offset.storage"))
     name = config.get("name")
-    if kind == "file":
+    if kind in ("file", CONNECT_FILE_STORE):
         path = config.get("offset.storage.file.filename")
         if not path:
             directory = config.properties.get("sink.files.directory")
             path = str(Path(directory) / "offsets.json") if directory else "cdc-offsets.json"
+        if kind == CONNECT_FILE_STORE:
+            return ConnectFileOffsetStore(path, name, config.get("topic.prefix") or name)
         return FileOffsetStore(path, name)
     factory = registry.load(registry.OFFSET_STORES, kind)
     config.declare(getattr(factory, "options", ()))
@@ -70,13 +78,14 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
     sink_cls = registry.load(registry.SINKS, config.get("sink")) if sink is None else type(sink)
     config.declare(getattr(source_cls, "options", ())).declare(getattr(sink_cls, "options", ()))
     config.declare(CONVERTER_OPTIONS)
-    if config.get("offset.storage") != "file":
-        factory = registry.load(registry.OFFSET_STORES, config.get("offset.storage"))
+    store_kind = OFFSET_STORE_CLASSES.get(config.get("offset.storage"), config.get("offset.storage"))
+    if store_kind not in ("file", CONNECT_FILE_STORE):
+        factory = registry.load(registry.OFFSET_STORES, store_kind)
         config.declare(getattr(factory, "options", ()))
     config.validate(PASSTHROUGH_PREFIXES)
     log.info("configuration: %s", config.masked())
     offsets = SourceOffsetStore(offset_store(config), source_name, source_cls, config.get("name"))
-    if isinstance(offsets.store, FileOffsetStore):  # cheap to read twice; a Kafka store is read once, at start
+    if isinstance(offsets.store, (FileOffsetStore, ConnectFileOffsetStore)):  # a Kafka store is read once, at start
         offsets.store.check()
         offsets.load()
     source = source_cls(config)

@@ -57,15 +57,7 @@ class FileOffsetStore:
         """Before a pipeline starts: the file can be read, and its folder takes new files (the offset is
         replaced by a rename), so a pipeline does not read its source only to fail at the first flush."""
         self._read_all()
-        folder = self.path.parent
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            fd, probe = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".check", dir=folder)
-            os.close(fd)
-            os.unlink(probe)
-        except OSError as exc:
-            raise OffsetStoreError(f"cannot write offsets next to {self.path}: {folder} does not take new files "
-                                   f"({exc.strerror or exc})", fix=_WRITE_FIX) from None
+        check_folder_writable(self.path)
 
     def _read_all(self) -> dict[str, Any]:
         try:
@@ -83,6 +75,11 @@ class FileOffsetStore:
         if not raw.strip():
             raise OffsetStoreError(f"offset file {self.path} is empty (cdc writes it whole or not at all)",
                                    fix=_MOVE_AWAY)
+        if raw.startswith(b"\xac\xed"):  # a Java serialization stream
+            raise OffsetStoreError(
+                f"offset file {self.path} is Kafka Connect's (Debezium's FileOffsetBackingStore), not cdc's JSON",
+                fix="set offset.storage=org.apache.kafka.connect.storage.FileOffsetBackingStore to resume from it "
+                    "and keep it in Connect's format, or point offset.storage.file.filename at another file")
         try:
             data = orjson.loads(raw)
             if not isinstance(data, dict) or not isinstance(data.get("offsets"), dict):
@@ -106,27 +103,45 @@ class FileOffsetStore:
     def save(self, offset: dict[str, Any]) -> None:
         offsets = self._read_all()
         offsets[self.name] = offset
-        data = orjson.dumps({"version": FORMAT_VERSION, "offsets": offsets}, option=orjson.OPT_INDENT_2)
-        tmp: str | None = None
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=self.path.parent)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, self.path)
-            tmp = None
-            _fsync_dir(self.path.parent)
-        except OSError as exc:
-            raise OffsetStoreError(f"cannot store the offset in {self.path}: {exc.strerror or exc}",
-                                   fix=_WRITE_FIX) from None
-        finally:
-            if tmp is not None:
-                Path(tmp).unlink(missing_ok=True)
+        write_atomically(self.path, orjson.dumps({"version": FORMAT_VERSION, "offsets": offsets},
+                                                 option=orjson.OPT_INDENT_2))
 
     def close(self) -> None:
         pass
+
+
+def check_folder_writable(path: Path) -> None:
+    """The folder of an offset file takes new files (the file is replaced by a rename)."""
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=path.name + ".", suffix=".check", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise OffsetStoreError(f"cannot write offsets next to {path}: {folder} does not take new files "
+                               f"({exc.strerror or exc})", fix=_WRITE_FIX) from None
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace ``path`` by ``data``: a temporary file, fsynced, renamed over it, the folder fsynced,
+    so that a crash leaves the old or the new content, never half of either."""
+    tmp: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+        tmp = None
+        _fsync_dir(path.parent)
+    except OSError as exc:
+        raise OffsetStoreError(f"cannot store the offset in {path}: {exc.strerror or exc}", fix=_WRITE_FIX) from None
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
 
 
 _WRITE_FIX = ("make that folder writable by the user running cdc and check its disk has space, or move the "
