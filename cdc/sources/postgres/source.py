@@ -315,7 +315,7 @@ class PostgresSource:
         conn = self.settings.connect()
         try:
             with parallel.in_snapshot(conn, snapshot):
-                for table in sorted(tables, key=lambda t: t.qualified):
+                for table in sorted(tables, key=lambda t: self.table_filter.order_key(t.qualified)):
                     chunks_ += parallel.table_chunks(table, parallel.chunk_bounds(conn, table, chunk_rows))
         finally:
             conn.close()
@@ -452,7 +452,7 @@ class PostgresSource:
             estimates: dict[int, int] = dict(conn.execute(
                 "SELECT c.oid, c.reltuples::bigint FROM pg_class c WHERE c.oid = ANY(%s)", ([t.oid for t in tables],)
             ).fetchall()) if tables else {}
-            ordered = sorted(tables, key=lambda t: t.qualified)
+            ordered = sorted(tables, key=lambda t: self.table_filter.order_key(t.qualified))
             log.info("snapshot of %d tables at %s", len(ordered), po.format_lsn(lsn))
             marks = SnapshotMarks()
             fetch = self.config.get("snapshot.fetch.size")
@@ -778,7 +778,7 @@ class PostgresSource:
         """
         chunk = self.config.get("snapshot.fetch.size")
         conn = self.settings.connect()
-        ordered = sorted(tables, key=lambda t: t.qualified)
+        ordered = sorted(tables, key=lambda t: self.table_filter.order_key(t.qualified))
         if progress is None:
             remaining = ordered
             last_key: list[Any] | None = None
