@@ -41,7 +41,7 @@ from cdc.core.schema import Column, Table, TableId, parse_table_id, table_change
 
 log = logging.getLogger(__name__)
 
-__all__ = ["UnparseableDdlError", "MySqlSchema", "history_record", "enum_options", "JDBC"]
+__all__ = ["UnparseableDdlError", "MySqlSchema", "DdlEvent", "history_record", "enum_options", "JDBC"]
 
 
 class UnparseableDdlError(SchemaHistoryError):
@@ -103,11 +103,17 @@ _FIRST_WORD = re.compile(r"(?:\s+|/\*(?!M?!).*?\*/|--[^\n]*(?:\n|$)|#[^\n]*(?:\n
 _DDL_WORDS = {"CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "USE", "SET"}
 
 
-def _expose_executable_comments(sql: str) -> str:
-    """``/*!50100 PARTITION BY ... */`` is code to MySQL: drop the markers, keep the content."""
+def _expose_executable_comments(sql: str) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """``/*!50100 PARTITION BY ... */`` is code to MySQL: blank the markers, keep the content.
+
+    The text keeps its length (markers become spaces), so token offsets are offsets in the
+    statement as logged; also returned: where each executable comment lies (``[start, end)``),
+    which Debezium's parser skips and leaves out of the text of its events."""
     if "/*" not in sql or not _EXECUTABLE_COMMENT.search(sql):
-        return sql
+        return sql, ()
     out: list[str] = []
+    hidden: list[tuple[int, int]] = []
+    opened: list[int] = []
     i, depth_marks = 0, 0
     quote: str | None = None
     while i < len(sql):
@@ -128,7 +134,8 @@ def _expose_executable_comments(sql: str) -> str:
             match = _EXECUTABLE_COMMENT.match(sql, i)
             if match:
                 depth_marks += 1
-                out.append(" ")
+                opened.append(i)
+                out.append(" " * (match.end() - i))
                 i = match.end()
                 continue
             end = sql.find("*/", i + 2)
@@ -138,12 +145,14 @@ def _expose_executable_comments(sql: str) -> str:
             continue
         elif depth_marks and sql.startswith("*/", i):
             depth_marks -= 1
-            out.append(" ")
+            hidden.append((opened.pop(), i + 2))
+            out.append("  ")
             i += 2
             continue
         out.append(c)
         i += 1
-    return "".join(out)
+    hidden.extend((start, len(sql)) for start in opened)  # an unterminated one runs to the end
+    return "".join(out), tuple(hidden)
 
 
 def _is_word(token: Token) -> bool:
@@ -154,10 +163,16 @@ def _is_word(token: Token) -> bool:
 class _Cursor:
     """A position in one statement's tokens, with the few reading moves the grammar needs."""
 
-    def __init__(self, tokens: list[Token], sql: str) -> None:
+    def __init__(self, tokens: list[Token], sql: str, original: str | None = None,
+                 hidden: tuple[tuple[int, int], ...] = ()) -> None:
         self.tokens = tokens
-        self.sql = sql
+        self.sql = sql  # executable comments exposed, same offsets as ``original``
+        self.original = sql if original is None else original
+        self.hidden = hidden  # where the executable comments are
         self.i = 0
+
+    def _part(self, tokens: list[Token]) -> _Cursor:
+        return _Cursor(tokens, self.sql, self.original, self.hidden)
 
     def peek(self, k: int = 0) -> Token | None:
         j = self.i + k
@@ -271,7 +286,7 @@ class _Cursor:
                 items.append([])
                 continue
             items[-1].append(token)
-        return [_Cursor(item, self.sql) for item in items if item]
+        return [self._part(item) for item in items if item]
 
     def split_top_level(self) -> list[_Cursor]:
         """The rest of the statement split at commas outside parentheses."""
@@ -287,12 +302,22 @@ class _Cursor:
                 parts.append([])
                 continue
             parts[-1].append(token)
-        return [_Cursor(part, self.sql) for part in parts if part]
+        return [self._part(part) for part in parts if part]
 
     def text(self) -> str:
         if not self.tokens:
             return ""
         return self.sql[self.tokens[0].start:self.tokens[-1].end + 1]
+
+    def debezium_text(self, start: int = 0, end: int | None = None) -> str:
+        """The statement as logged from its first token to its last (``tokens[start:end]``), as
+        Debezium's parser quotes a statement in its events: comments before and after it, and
+        executable comments (which it does not parse) at its ends, are left out."""
+        tokens = self.tokens[start:end]
+        visible = [t for t in tokens if not any(a <= t.start < b for a, b in self.hidden)] or tokens
+        if not visible:
+            return ""
+        return self.original[visible[0].start:visible[-1].end + 1]
 
     def error(self, message: str, back: int = 0) -> UnparseableDdlError:
         token = self.peek(-back) if back else self.peek()
@@ -302,7 +327,7 @@ class _Cursor:
 
 def _statements(ddl: str) -> list[_Cursor]:
     """The statements of a DDL text (split at top-level semicolons)."""
-    sql = _expose_executable_comments(ddl)
+    sql, hidden = _expose_executable_comments(ddl)
     try:
         tokens = _Tokenizer().tokenize(sql)
     except TokenError as exc:
@@ -316,7 +341,7 @@ def _statements(ddl: str) -> list[_Cursor]:
             statements.append([])
         else:
             statements[-1].append(token)
-    return [_Cursor(s, sql) for s in statements if s]
+    return [_Cursor(s, sql, ddl, hidden) for s in statements if s]
 
 
 _WORD_RE = re.compile(r"\S+")
@@ -721,6 +746,31 @@ class _Draft:
 
 # ---- the schema -------------------------------------------------------------------------------
 
+@dataclass(frozen=True, slots=True)
+class DdlEvent:
+    """One event of Debezium's DDL parser for a statement; each becomes one schema change event.
+
+    ``database`` is where it belongs: a table's own database (``CREATE TABLE other.t`` under
+    ``USE db`` belongs to ``other``), the database a CREATE/DROP DATABASE names. ``ddl`` is the
+    text Debezium quotes: the statement without the comments around it, one ``DROP TABLE
+    `db`.`t``` per dropped table, one ``RENAME TABLE a TO b`` per renamed pair.
+    """
+
+    database: str | None
+    table: TableId | None
+    ddl: str
+    change: dict[str, Any] | None = None  # the tableChanges entry
+    applied: bool = True  # False: DROP TABLE IF EXISTS of a table the model did not have
+
+
+def _table_events(changes: list[dict[str, Any]], text: str) -> list[DdlEvent]:
+    events = []
+    for change in changes:
+        table_id = _table_id_of(change["id"])
+        events.append(DdlEvent(table_id.catalog, table_id, text, change))
+    return events
+
+
 @dataclass(slots=True)
 class _State:
     tables: dict[TableId, Table] = field(default_factory=dict)
@@ -795,32 +845,39 @@ class MySqlSchema:
         An unparseable statement raises ``UnparseableDdlError`` (nothing of the text is applied),
         or with ``skip_unparseable`` is logged and skipped.
         """
+        return [e.change for e in self.apply_events(ddl, default_db) if e.change is not None and e.applied]
+
+    def apply_events(self, ddl: str, default_db: str | None = None) -> list[DdlEvent]:
+        """Apply a DDL text as :meth:`apply` does and return the events Debezium's parser signals
+        for it, in order (none for statements that change no table or database: views, routines,
+        indexes, ALTER DATABASE...)."""
         if not self._may_change_schema(ddl):
             return []
         try:
             statements = _statements(ddl)
         except UnparseableDdlError as exc:
-            return self._unparseable(ddl, exc)
+            self._unparseable(ddl, exc)
+            return []
         state = self._state.copy()
-        changes: list[dict[str, Any]] = []
+        events: list[DdlEvent] = []
         database = default_db
         for statement in statements:
             try:
                 work = state.copy() if self.skip_unparseable else state
                 database, found = self._statement(work, statement, database, tables=True)
                 state = work
-                changes.extend(found)
+                events.extend(found)
             except UnparseableDdlError as exc:
                 self._unparseable(statement.text(), exc)  # raises unless skip_unparseable
             except (IndexError, ValueError) as exc:
                 self._unparseable(statement.text(), UnparseableDdlError(str(exc)))
         self._state = state
-        return changes
+        return events
 
-    def _unparseable(self, statement: str, exc: UnparseableDdlError) -> list[dict[str, Any]]:
+    def _unparseable(self, statement: str, exc: UnparseableDdlError) -> None:
         if self.skip_unparseable:
             log.warning("Ignoring unparseable DDL statement %r: %s", statement, exc.message)
-            return []
+            return
         raise UnparseableDdlError(
             f"cannot parse DDL statement {statement!r}: {exc.message}",
             fix="report the statement; to go on without it set schema.history.internal.skip.unparseable.ddl=true"
@@ -842,12 +899,15 @@ class MySqlSchema:
         return TableId(self._norm(database), None, self._norm(name))
 
     def _statement(self, state: _State, cur: _Cursor, database: str | None,
-                   tables: bool) -> tuple[str | None, list[dict[str, Any]]]:
-        """Apply one statement; ``tables=False`` applies only database-level effects (replay)."""
+                   tables: bool) -> tuple[str | None, list[DdlEvent]]:
+        """Apply one statement and return its events; ``tables=False`` applies only database-level
+        effects (replay)."""
         w = cur.word()
+        text = cur.debezium_text()
         if w == "USE":
             cur.i += 1
-            return cur.name(), []
+            name = cur.name()
+            return name, [DdlEvent(name, None, text)]
         if w == "SET":
             self._set(state, cur)
             return database, []
@@ -855,28 +915,29 @@ class MySqlSchema:
             cur.i += 1
             replace_existing = cur.accept("OR", "REPLACE")
             if cur.accept_any("DATABASE", "SCHEMA"):
-                self._create_database(state, cur)
-                return database, []
+                name = self._create_database(state, cur)
+                return database, [DdlEvent(name, None, text)]
             if not tables:
                 return database, []
             temporary = cur.accept("TEMPORARY")
             if cur.accept("TABLE"):
                 if temporary:  # rows of temporary tables are not in a row-based binlog
                     return database, []
-                return database, self._create_table(state, cur, database, replace_existing)
+                return database, _table_events(self._create_table(state, cur, database, replace_existing), text)
             unique = cur.accept_any("UNIQUE", "FULLTEXT", "SPATIAL")
             if cur.accept("INDEX"):
-                return database, self._create_index(state, cur, database, unique == "UNIQUE")
-            return database, []  # views, routines, triggers, users, ...
+                # Debezium signals an index only when a UNIQUE one becomes a key-less table's key
+                return database, _table_events(self._create_index(state, cur, database, unique == "UNIQUE"), text)
+            return database, []  # views, routines, triggers, users, sequences...
         if w == "ALTER":
             cur.i += 1
             if cur.accept_any("DATABASE", "SCHEMA"):
                 self._alter_database(state, cur, database)
-                return database, []
+                return database, []  # no parser event in Debezium: the statement is quoted whole
             cur.accept_any("ONLINE", "OFFLINE")
             cur.accept("IGNORE")
             if tables and cur.accept("TABLE"):
-                return database, self._alter_table(state, cur, database)
+                return database, _table_events(self._alter_table(state, cur, database), text)
             return database, []
         if w == "DROP":
             cur.i += 1
@@ -886,7 +947,7 @@ class MySqlSchema:
                 state.databases.pop(name, None)
                 for table_id in [t for t in state.tables if t.catalog == name]:
                     del state.tables[table_id]
-                return (None if database == name else database), []
+                return (None if database == name else database), [DdlEvent(name, None, text)]
             if tables and not cur.accept("TEMPORARY") and cur.accept("TABLE"):
                 return database, self._drop_tables(state, cur, database)
             return database, []
@@ -913,7 +974,7 @@ class MySqlSchema:
                 cur.next()
         return charset or collation_charset
 
-    def _create_database(self, state: _State, cur: _Cursor) -> None:
+    def _create_database(self, state: _State, cur: _Cursor) -> str:
         cur.accept("IF", "NOT", "EXISTS")
         name = self._norm(cur.name())
         charset = self._database_options(cur)
@@ -921,6 +982,7 @@ class MySqlSchema:
             charset = state.server_charset
         if name not in state.databases or charset is not None:
             state.databases[name] = charset
+        return name
 
     def _alter_database(self, state: _State, cur: _Cursor, database: str | None) -> None:
         name = database
@@ -1107,20 +1169,34 @@ class MySqlSchema:
         state.tables[table_id] = table
         return [table_change("ALTER", table)]
 
-    def _drop_tables(self, state: _State, cur: _Cursor, database: str | None) -> list[dict[str, Any]]:
+    def _drop_tables(self, state: _State, cur: _Cursor, database: str | None) -> list[DdlEvent]:
+        """One event per table, as Debezium: ``<the statement up to its tables>`db`.`t```, also
+        for a table the model does not have (DROP TABLE IF EXISTS of a missing one)."""
         cur.accept("IF", "EXISTS")
-        changes = []
-        for part in cur.split_top_level():
+        first = cur.peek()
+        prefix = cur.original[cur.tokens[0].start:first.start] if first is not None else ""
+        parts = cur.split_top_level()
+        suffix = ""
+        if parts and parts[-1].tokens and parts[-1].word(len(parts[-1].tokens) - 1) in ("RESTRICT", "CASCADE"):
+            suffix = " " + parts[-1].tokens[-1].text
+        events = []
+        for part in parts:
             db, name = part.qualified_name()
             table_id = self._id(db or database, name)
-            if state.tables.pop(table_id, None) is not None:
-                changes.append(table_drop(table_id))
-        return changes
+            known = state.tables.pop(table_id, None) is not None
+            text = f"{prefix}{_quote(table_id.catalog or '')}.{_quote(table_id.table)}{suffix}"
+            events.append(DdlEvent(table_id.catalog, table_id, text, table_drop(table_id), applied=known))
+        return events
 
-    def _rename_tables(self, state: _State, cur: _Cursor, database: str | None) -> list[dict[str, Any]]:
+    def _rename_tables(self, state: _State, cur: _Cursor, database: str | None) -> list[DdlEvent]:
+        """One event per renamed pair, as Debezium: ``RENAME TABLE a TO b`` (the statement's
+        words before its first pair, then the pair)."""
         cur.accept("IF", "EXISTS")
-        changes = []
-        for part in cur.split_top_level():
+        parts = cur.split_top_level()
+        prefix = cur.original[cur.tokens[0].start:parts[0].tokens[0].start] if parts else ""
+        events = []
+        for part in parts:
+            text = prefix + part.debezium_text()
             db, name = part.qualified_name()
             if part.accept_any("WAIT"):
                 part.next()
@@ -1130,13 +1206,14 @@ class MySqlSchema:
             old_id, new_id = self._id(db or database, name), self._id(new_db or database, new_name)
             table = state.tables.pop(old_id, None)
             if table is None:
-                log.debug("RENAME TABLE of %s, which the schema does not have: ignored", old_id)
+                log.debug("RENAME TABLE of %s, which the schema does not have: no table change", old_id)
+                events.append(DdlEvent(new_id.catalog, new_id, text))
                 continue
             table = replace(table, id=new_id)
             state.tables[new_id] = table
             state.databases.setdefault(new_id.catalog or "", None)
-            changes.append(table_change("ALTER", table, previous_id=old_id))
-        return changes
+            events.append(DdlEvent(new_id.catalog, new_id, text, table_change("ALTER", table, previous_id=old_id)))
+        return events
 
     def _alter_table(self, state: _State, cur: _Cursor, database: str | None) -> list[dict[str, Any]]:
         cur.accept("IF", "EXISTS")
@@ -1398,6 +1475,33 @@ def _table_id_of(quoted: str) -> TableId:
 
 def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
+
+
+# Debezium's default ``schema.history.internal.ddl.filter`` (3.5): statements it neither records
+# nor emits, whole-text matches, case-insensitive, ``.`` across lines.
+_SET_STATEMENT = r"(?:SET STATEMENT\s+.*?FOR\s+)?"
+_IGNORED_DDL = re.compile("|".join(f"(?:{p})" for p in (
+    r"DROP TEMPORARY TABLE IF EXISTS .+ /\* generated by server \*/",
+    r"(SET STATEMENT .*)?INSERT INTO (mysql\.)?rds_heartbeat2\(.*\) values \(.*\) ON DUPLICATE KEY UPDATE value = .*",
+    r"(SET STATEMENT .*)?DELETE FROM (mysql\.)?rds_sysinfo.*",
+    r"(SET STATEMENT .*)?INSERT INTO (mysql\.)?rds_sysinfo\(.*\) values \(.*\)",
+    r"(SET STATEMENT .*)?INSERT INTO (mysql\.)?rds_monitor\(.*\) values \(.*\) ON DUPLICATE KEY UPDATE value = .*",
+    r"(SET STATEMENT .*)?INSERT INTO (mysql\.)?rds_monitor\(.*\) values \(.*\)",
+    r"(SET STATEMENT .*)?DELETE FROM (mysql\.)?rds_monitor.*",
+    r"FLUSH RELAY LOGS.*", r"SAVEPOINT .*", r"^\s*#\s*Dummy event.*",
+    r"(SET STATEMENT .*)?TRUNCATE TABLE .*", r"(SET STATEMENT .*)?REPLACE INTO .*",
+    rf"^{_SET_STATEMENT}(?:GRANT|REVOKE)\s+.*",
+    rf"^{_SET_STATEMENT}(?:ANALYZE|OPTIMIZE|REPAIR)\s+(?:NO_WRITE_TO_BINLOG\s+|LOCAL\s+)?TABLE\s+.*",
+    rf"^{_SET_STATEMENT}(CREATE|ALTER|DROP)\s+(?:OR\s+REPLACE\s+)?(?:IF\s+(?:NOT\s+)?EXISTS\s+)?(USER|ROLE)\b.*",
+    rf"^{_SET_STATEMENT}(CREATE|ALTER|DROP)\s+(?:OR\s+REPLACE\s+)?(?:ALGORITHM\s*=\s*[^\s]+\s+)?"
+    r"(?:DEFINER\s*=\s*[^\s]+\s+)?(?:SQL\s+SECURITY\s+[^\s]+\s+)?(VIEW|FUNCTION|PROCEDURE|TRIGGER)\s+.*",
+)), re.IGNORECASE | re.DOTALL)
+
+
+def ignored_by_debezium(ddl: str) -> bool:
+    """A statement Debezium's default DDL filter drops: no schema change event (views, routines,
+    triggers, users, grants, table maintenance, server-generated temporary-table drops...)."""
+    return _IGNORED_DDL.fullmatch(ddl) is not None
 
 
 def history_record(

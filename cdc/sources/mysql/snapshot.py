@@ -91,7 +91,8 @@ def _position(cur: Any, conn: pymysql.connections.Connection, mariadb: bool) -> 
 
 
 def read_schema(conn: pymysql.connections.Connection, capture_database: Callable[[str], bool]) -> SchemaRead:
-    """CREATE statements of every captured database and all of its tables (views left out)."""
+    """CREATE statements of every database ``capture_database`` accepts (but the server's own) and
+    all of its tables (views left out)."""
     read = SchemaRead()
     with conn.cursor() as cur:
         cur.execute("SHOW DATABASES")
@@ -150,29 +151,36 @@ def select_rows(conn: pymysql.connections.Connection, database: str, table: str,
 
 
 def schema_statements(read: SchemaRead, server_charset: str | None, server_collation: str | None
-                      ) -> list[tuple[str, str | None, str, str | None]]:
-    """The DDL a snapshot records, in Debezium's order: ``(database, table, ddl, dropped table)``.
+                      ) -> list[tuple[str, str | None, str, str | None, bool]]:
+    """The DDL a snapshot records, in Debezium's order: ``(database, table, ddl, dropped table,
+    emitted)``.
 
         SET character_set_server=..., collation_server=...
         DROP TABLE IF EXISTS `db`.`t`                          every table, so a replay starts clean
         DROP DATABASE IF EXISTS `db`; CREATE DATABASE `db` CHARSET .. COLLATE ..; USE `db`
         CREATE TABLE ... (SHOW CREATE TABLE)                   every table of that database
+
+    Debezium goes through the databases of the tables it read, so a database without tables has no
+    schema change events; its statements are still recorded (``emitted`` False), so that the
+    tables created there later take its charset.
     """
     charset = server_charset or "utf8mb4"
-    statements: list[tuple[str, str | None, str, str | None]] = [
+    statements: list[tuple[str, str | None, str, str | None, bool]] = [
         ("", None,
          f"SET character_set_server={charset}, collation_server={server_collation or charset + '_general_ci'}",
-         None)]
+         None, True)]
     for database, table, _ in read.tables:
-        statements.append((database, table, f"DROP TABLE IF EXISTS {quote(database)}.{quote(table)}", table))
+        statements.append((database, table, f"DROP TABLE IF EXISTS {quote(database)}.{quote(table)}", table, True))
+    with_tables = {database for database, _, _ in read.tables}
     for database, _ in read.databases:
+        emitted = database in with_tables
         db_charset, db_collation = read.charsets.get(database, (charset, server_collation or ""))
-        statements.append((database, None, f"DROP DATABASE IF EXISTS {quote(database)}", None))
+        statements.append((database, None, f"DROP DATABASE IF EXISTS {quote(database)}", None, emitted))
         statements.append((database, None,
                            f"CREATE DATABASE {quote(database)} CHARSET {db_charset} COLLATE {db_collation}",
-                           None))
-        statements.append((database, None, f"USE {quote(database)}", None))
+                           None, emitted))
+        statements.append((database, None, f"USE {quote(database)}", None, emitted))
         for db, table, ddl in read.tables:
             if db == database:
-                statements.append((database, table, ddl, None))
+                statements.append((database, table, ddl, None, True))
     return statements

@@ -401,6 +401,14 @@ class MySqlSource:
                                       lambda: self._stopping)
         return self._conn
 
+    def _schema_database(self, database: str) -> bool:
+        """A database whose schema the snapshot reads: every one (as Debezium, so that a table renamed
+        or moved into a captured database is known), unless the history is to keep only captured
+        tables or databases."""
+        if self.only_captured_tables_ddl or self.only_captured_databases_ddl:
+            return self.captured_database(database)
+        return database not in snap.SYSTEM_DATABASES
+
     def captured_database(self, database: str) -> bool:
         return database not in snap.SYSTEM_DATABASES and self.database_filter(database)
 
@@ -540,7 +548,7 @@ class MySqlSource:
                 point = snap.SnapshotPoint(at["file"], int(at["pos"]), at.get("gtids"))
             log.info("snapshot at binlog %s:%d%s", point.file, point.pos,
                      f" (GTIDs {point.gtids})" if point.gtids else "")
-            read = snap.read_schema(conn, self.captured_database)
+            read = snap.read_schema(conn, self._schema_database)
             snap.release_global_lock(conn, point)
             ts_ms = int(time.time() * 1000)
             position = {"ts_sec": ts_ms // 1000, "file": point.file, "pos": point.pos, "gtids": point.gtids,
@@ -548,14 +556,14 @@ class MySqlSource:
             schema = self._new_schema()
             events: list[ChangeEvent] = []
             statements = snap.schema_statements(read, info.charset, info.collation)
-            for index, (database, table, ddl, dropped) in enumerate(statements):
+            for index, (database, table, ddl, dropped, emitted) in enumerate(statements):
                 # a replay starts from these records: DROP of a table that is not in our (empty) model yet
                 changes = [{"type": "DROP", "id": f'"{database}"."{dropped}"'}] if dropped else \
                     schema.apply(ddl, database or None)
                 if table is not None and self.only_captured_tables_ddl and not self.captured(database, table):
                     continue
                 self._record({**position, "snapshot_start": True} if index == 0 else position, database, ddl, changes)
-                if self.include_schema_changes:
+                if self.include_schema_changes and emitted:
                     source = source_block(self.flavor, self.prefix, database, table, ts_ms=int(time.time() * 1000),
                                           server_id=0, file=point.file, pos=point.pos, snapshot="true")
                     events.append(self._schema_events.event(source, database, ddl, changes, ts_ms=now_ts()[0]))

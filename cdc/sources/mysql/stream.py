@@ -26,21 +26,21 @@ from cdc.core.envelope import now_ts
 from cdc.core.errors import SourceError
 from cdc.core.native_row import native_module
 from cdc.core.records import ChangeEvent
-from cdc.core.schema import parse_table_id
+from cdc.core.schema import TableId, parse_table_id
 from cdc.core.schema_change import SchemaChangeEvents
+from cdc.core.transactions import java_hashmap_order
 from cdc.sources.mysql import binlog as bl
 from cdc.sources.mysql import rows
-from cdc.sources.mysql.ddl import MySqlSchema
+from cdc.sources.mysql.ddl import DdlEvent, MySqlSchema, ignored_by_debezium
 from cdc.sources.mysql.gtids import DeliveredGtids
 from cdc.sources.mysql.native_rows import EventRows, binlog_codec
 from cdc.sources.mysql.position import BinlogPosition, position_key
-from cdc.sources.mysql.snapshot import quote
+from cdc.sources.mysql.snapshot import SYSTEM_DATABASES
 from cdc.sources.mysql.source_info import source_block
 from cdc.sources.mysql.tables import TableState
 from cdc.sources.mysql.types import is_unsigned
 
 _OPS = {bl.WriteRowsEvent: "c", bl.UpdateRowsEvent: "u", bl.DeleteRowsEvent: "d"}
-_DROP_TABLE = re.compile(r"\s*DROP\s+(?:TEMPORARY\s+)?TABLE\s+(IF\s+EXISTS\s+)?", re.IGNORECASE)
 _TRUNCATE = re.compile(r"\s*TRUNCATE\s+(?:TABLE\s+)?(?:`((?:[^`]|``)+)`|(\w+))"
                        r"(?:\s*\.\s*(?:`((?:[^`]|``)+)`|(\w+)))?\s*;?\s*$", re.IGNORECASE)
 
@@ -395,8 +395,8 @@ class BinlogChanges:
         thread = None if settings.flavor == "mariadb" else event.slave_proxy_id
         gtid = self.tx.gtid
 
-        def source(table: str | None) -> dict[str, Any]:
-            return source_block(settings.flavor, settings.prefix, database, table, ts_ms=event.timestamp * 1000,
+        def source(db: str, table: str | None) -> dict[str, Any]:
+            return source_block(settings.flavor, settings.prefix, db, table, ts_ms=event.timestamp * 1000,
                                 server_id=event.packet.server_id, file=file, pos=start, gtid=gtid, thread=thread)
 
         # The rows of a CREATE TABLE ... SELECT follow in the same GTID group: they keep its GTID.
@@ -405,10 +405,11 @@ class BinlogChanges:
         if truncated is not None:  # a 't' event; no history record, no schema change event (as Debezium)
             state = self.hooks.table_state(*truncated) if settings.captured(*truncated) else None
             if state is not None and self.emitter.emits("t"):
-                self.emitter.truncate(events, state.envelope, source(truncated[1]),
+                self.emitter.truncate(events, state.envelope, source(database, truncated[1]),
                                       (position_key(file, 0)[0], end, 0, 0))
             return
-        changes = self.schema.apply(ddl, database or None)
+        parsed = self.schema.apply_events(ddl, database or None)
+        changes = [e.change for e in parsed if e.change is not None and e.applied]
         self.hooks.schema_changed()
         touched = [c for c in changes if self._change_captured(c)]
         if self.history_max is None or position_key(file, end) > self.history_max:  # not recorded before a restart
@@ -416,21 +417,37 @@ class BinlogChanges:
                      (not settings.only_captured_databases_ddl or not database or settings.captured_database(database))
             if wanted:
                 self.hooks.record_ddl(self.position.to_offset(), database or None, ddl, changes)
-        if not settings.include_schema_changes or (database and not settings.captured_database(database)
-                                                   and not touched):
+        if not settings.include_schema_changes or ignored_by_debezium(ddl):
             return
-        if changes and not touched:
+        if not parsed:
+            # No parser event (ALTER DATABASE, index or sequence DDL...): Debezium quotes the statement
+            # whole under the session's database; its source.table is "" (a set holding only null).
+            if self._event_wanted(database or None, None):
+                events.append(self.schema_events.event(source(database, ""), database, ddl, [], ts_ms=now_ts()[0]))
             return
-        drop = _DROP_TABLE.match(ddl)
-        if drop is not None and touched and all(c["type"] == "DROP" for c in touched):
-            # Debezium writes one event per dropped table, its name qualified: DROP TABLE `db`.`t`
-            for change in touched:
-                db, table = parse_table_id(change["id"])
-                text = f"DROP TABLE {'IF EXISTS ' if drop.group(1) else ''}{quote(db)}.{quote(table)}"
-                events.append(self.schema_events.event(source(table), database, text, [change], ts_ms=now_ts()[0]))
-            return
-        tables = ",".join(sorted({parse_table_id(c["id"])[-1] for c in touched})) or None
-        events.append(self.schema_events.event(source(tables), database, ddl, touched, ts_ms=now_ts()[0]))
+        # Debezium: one event per parser event, under the database it belongs to; source.table names
+        # the tables of the run of consecutive events in that database (a Java HashSet's order).
+        for run in _runs_by_database(parsed):
+            ids = {f"{e.table.catalog}.{e.table.table}": e.table.table for e in run if e.table is not None}
+            tables = ",".join(ids[k] for k in java_hashmap_order(list(ids))) if ids else None
+            for item in run:
+                if self._event_wanted(item.database, item.table):
+                    events.append(self.schema_events.event(source(item.database or "", tables), item.database or "",
+                                                           item.ddl, [item.change] if item.change else [],
+                                                           ts_ms=now_ts()[0]))
+
+    def _event_wanted(self, database: str | None, table: TableId | None) -> bool:
+        """Debezium emits schema changes of every database (the history stores them all) unless
+        schema.history.internal.store.only.captured.tables.ddl / ...databases.ddl narrow it; never
+        of the server's own databases."""
+        settings = self.settings
+        if database in SYSTEM_DATABASES:
+            return False
+        if settings.only_captured_tables_ddl and table is not None:
+            return settings.captured(table.catalog or "", table.table)
+        if (settings.only_captured_tables_ddl or settings.only_captured_databases_ddl) and database:
+            return settings.captured_database(database)
+        return True
 
     def _change_captured(self, change: dict[str, Any]) -> bool:
         parts = parse_table_id(change["id"])
@@ -452,3 +469,14 @@ def truncated_table(ddl: str, default_db: str) -> tuple[str, str] | None:
     first = (match.group(1) or "").replace("``", "`") or match.group(2)
     second = (match.group(3) or "").replace("``", "`") or match.group(4)
     return (first, second) if second else (default_db, first)
+
+
+def _runs_by_database(parsed: list[DdlEvent]) -> list[list[DdlEvent]]:
+    """Consecutive events of one database, as Debezium's DdlChanges.getEventsByDatabase groups them."""
+    runs: list[list[DdlEvent]] = []
+    for item in parsed:
+        if runs and runs[-1][0].database == item.database:
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    return runs
