@@ -70,12 +70,39 @@ def _negative_scale(theirs: Any, record: Record) -> Any:
     return base64.b64encode(unscaled.to_bytes(length, "big", signed=True)).decode()
 
 
+_SQL_ESCAPES = {"0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a", "%": "\\%", "_": "\\_"}
+
+
+def _sql_unescaped(theirs: Any, record: Record) -> Any:
+    """A comment as the server stores it: Debezium quotes the literal's text as written, its escapes
+    (\\ \" '') left in."""
+    if not isinstance(theirs, str):
+        return theirs
+    out, i = [], 0
+    while i < len(theirs):
+        c = theirs[i]
+        if c == "\\" and i + 1 < len(theirs):
+            out.append(_SQL_ESCAPES.get(theirs[i + 1], theirs[i + 1]))
+            i += 2
+        elif c in "'\"" and theirs[i + 1:i + 2] == c:
+            out.append(c)
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
 def _op(record: Record) -> str | None:
     value = record.get("value") or {}
     return (value.get("payload") or {}).get("op")
 
 
 DEVIATIONS: list[Deviation] = [
+    *[Deviation("mariadb_comments*", path, _sql_unescaped,
+                "a column or table comment: the text the server stores (Debezium leaves the literal's escapes in)")
+      for path in ("value.payload.tableChanges[*].table.columns[*].comment", "value.payload.tableChanges[*].table.comment",
+                   "value.schema.fields[*].fields[*].doc", "key.schema.fields[*].doc")],
     Deviation("pg_numeric_edges", "value.schema.fields[*].fields[n_5_neg].parameters.scale", lambda t, r: "-2",
               "numeric(5,-2): PostgreSQL 15's negative scale, which Debezium reads as 2046"),
     Deviation("pg_numeric_edges", "value.payload.*.n_5_neg", _negative_scale,

@@ -31,7 +31,9 @@ MYSQL_OPTIONS: tuple[Option, ...] = (
            choices=("long", "precise")),
     Option("include.query", bool, False, "Put the SQL statement of each row change in source.query "
            "(needs binlog_annotate_row_events on MariaDB, binlog_rows_query_log_events on MySQL)."),
-    Option("include.schema.comments", bool, False, "Keep table and column comments in the schema and in events."),
+    Option("include.schema.comments", bool, False, "Keep table and column comments in the schema and in events "
+           "(tableChanges' comment, the fields' doc). On MariaDB they are kept whenever include.schema.changes is on, "
+           "as Debezium 3.5's MariaDB connector does."),
     Option("schema.history.internal", str, "file", "Where the schema history is kept: file, kafka, or a plugin name "
            "(Debezium's class names are accepted)."),
     Option("schema.history.internal.file.filename", str, None,

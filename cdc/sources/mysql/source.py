@@ -420,9 +420,17 @@ class MySqlSource:
         return MySqlSchema(
             server_charset=info.charset if info else None,
             skip_unparseable=self.config.get("schema.history.internal.skip.unparseable.ddl"),
-            include_comments=self.config.get("include.schema.comments"),
+            include_comments=self._include_comments(),
             lower_case_table_names=info.lower_case_table_names if info else 0,
         )
+
+    def _include_comments(self) -> bool:
+        """Debezium 3.5's MariaDB connector hands its DDL parser include.schema.changes where
+        include.schema.comments belongs: on MariaDB comments are kept whenever schema changes are
+        emitted (the default); its MySQL connector reads include.schema.comments."""
+        if self.config.get("include.schema.comments"):
+            return True
+        return self.flavor == "mariadb" and bool(self.config.get("include.schema.changes"))
 
     @property
     def flavor(self) -> str:
