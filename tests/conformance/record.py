@@ -3,6 +3,8 @@
     python -m tests.conformance.record                 # every workload
     python -m tests.conformance.record pg_keys mariadb_types
     python -m tests.conformance.record --compare pg_keys   # also run cdc and print the differences
+    CDC_TEST_PG_DSN=... python -m tests.conformance.record --versus-fixture   # another server version:
+                                            # Debezium's output there against the recorded fixture
 
 Needs Java and Maven (Debezium's jars come from Maven Central through debezium/fetch.sh) and the
 suite's servers (scripts/postgres.sh; scripts/mariadb.sh with CDC_MARIADB_DEFAULTS=1), which it
@@ -24,12 +26,14 @@ def dsn_for(db: str) -> str:
     return wl.postgres_dsn() if db == "postgres" else wl.mariadb_dsn()
 
 
-def record(name: str, work: Path) -> list[dict]:
+def record(name: str, work: Path, *, write: bool = True) -> list[dict]:
     workload = wl.load(name)
     dsn = dsn_for(workload.db)
     if workload.db == "mariadb":
         wl.set_global(dsn, {"binlog_row_metadata": "NO_LOG"})  # the server's default
     records = runners.run_debezium(workload, dsn, work / name)
+    if not write:
+        return records
     wl.FIXTURES.mkdir(exist_ok=True)
     with open(workload.fixture, "w", encoding="utf-8") as out:
         for r in records:
@@ -43,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare", action="store_true", help="run cdc too and report the differences")
     parser.add_argument("--only-compare", action="store_true",
                         help="do not run Debezium: compare cdc with the recorded fixture")
+    parser.add_argument("--versus-fixture", action="store_true",
+                        help="run Debezium but keep the fixture: report how its output here differs from it "
+                             "(does another server version change Debezium's events?)")
     parser.add_argument("--limit", type=int, default=25, help="differences shown per workload")
     args = parser.parse_args(argv)
     names = args.names or wl.names()
@@ -55,6 +62,18 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 if args.only_compare:
                     theirs = [json.loads(line) for line in wl.load(name).fixture.read_text().splitlines() if line]
+                elif args.versus_fixture:
+                    fresh = record(name, Path(tmp), write=False)
+                    stored = [json.loads(line) for line in wl.load(name).fixture.read_text().splitlines() if line]
+                    a = compare.normalize(deviations.apply_raw(name, "default", fresh))
+                    b = compare.normalize(deviations.apply_raw(name, "default", stored))
+                    print(f"{name}: Debezium here vs the fixture: identical {compare.identical_count(a, b)} of "
+                          f"{len(b)}")
+                    text = compare.report(a, b, args.limit)
+                    if text:
+                        print(text)
+                        failed += 1
+                    continue
                 else:
                     theirs = record(name, Path(tmp))
             except Exception as exc:  # noqa: BLE001 - report and go on with the others

@@ -3,6 +3,7 @@ in the order emitted, as ``{topic, key, value, headers}`` with each part JSON-pa
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 import time
@@ -50,7 +51,7 @@ def run_debezium(workload: Workload, dsn: str, tmp: Path, timeout: float = 120) 
     out, ready, done = tmp / "debezium.jsonl", tmp / "ready", tmp / "done"
     log = open(tmp / "debezium.log", "w")
     process = subprocess.Popen(
-        ["java", "-Xmx512m", "-cp", classpath, "DebeziumRunner", str(props_file), str(out), str(ready), str(done), "3000"],
+        ["java", "-Xmx512m", "-cp", classpath, "DebeziumRunner", str(props_file), str(out), str(ready), str(done), os.environ.get("CDC_DEBEZIUM_IDLE_MS", "3000")],
         stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + timeout

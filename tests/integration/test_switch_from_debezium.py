@@ -18,13 +18,12 @@ What is seen (PostgreSQL 15, pgoutput):
   ``lsn_commit`` the LSN of the last COMMIT message seen, row 8's (the end of its commit record, where
   the 9+10 transaction starts; also what Debezium confirmed to the slot). Debezium itself resumes from
   it with its WalPositionLocator, which skips changes up to ``lsn_proc`` (not exercised here).
-* cdc reads the same keys with its own meaning (``lsn``: the end of the last whole transaction;
-  ``lsn_commit`` + ``lsn_proc``: inside the transaction committed at ``lsn_commit``, delivered up to
-  ``lsn_proc``). No transaction commits at C8, so cdc skips nothing of the 9+10 transaction: it emits
-  rows 9 and 10 again, then exactly 11..15, the update of 3 and 16..18. Nothing is lost and nothing is
-  snapshotted, Debezium's slot is used as it is; Debezium's last transaction is duplicated. That
-  defect (cdc/sources/postgres/position.py + stream.py, not this test's to fix) is the strict xfail
-  below, raised last; every other check is a plain assertion that fails the test on its own.
+* cdc reads an offset with ``messageType`` as Debezium's (cdc never writes that key): streaming restarts
+  at ``lsn_commit``, and the first transaction after it is the one Debezium delivered up to
+  ``lsn_proc`` (cdc/sources/postgres/position.py). So cdc emits exactly 11..15, the update of 3 and
+  16..18: nothing repeated, nothing lost, nothing snapshotted, Debezium's slot used as it is (an
+  earlier cdc read those keys with its own meaning and emitted rows 9 and 10 again, which
+  :class:`ResentDebeziumsLastTransaction` reports).
 * cdc's offset at SIGINT is ``{"lsn": E18, "txId", "ts_usec"}``, E18 the end of row 18's commit record,
   also confirmed to the slot. Debezium logs "last commit LSN 'null' and last change LSN E18", starts
   the stream at E18 and emits exactly 19..20 (row 19's change LSN is E18: without ``lsn_commit`` its
@@ -151,9 +150,6 @@ def applied(records: list[Change]) -> dict[int, str | None]:
     return state
 
 
-@pytest.mark.xfail(strict=True, raises=ResentDebeziumsLastTransaction, reason=(
-    "cdc reads Debezium's lsn_commit (the last COMMIT message's LSN) as the commit LSN of a transaction "
-    "delivered up to lsn_proc, so it does not skip Debezium's last transaction and emits it again (rows 9, 10)"))
 def test_switch_from_debezium_to_cdc_and_back(pg_db: dict[str, str], kafka_bootstrap: str,  # noqa: F811
                                               tmp_path: Path) -> None:
     plugins = connect_plugins()

@@ -5,6 +5,12 @@
     lsn_proc    ... and the LSN of the last change of it already delivered (skipped on restart)
     txId, ts_usec  the transaction's id and commit time (informative, as in Debezium)
 
+An offset Debezium wrote (it has ``messageType``; cdc never writes that key) means something else by the
+same keys: ``lsn_commit`` is the end LSN of the last transaction delivered whole (streaming restarts
+there), ``lsn_proc`` the last change delivered, which belongs to the first transaction committed after
+it unless that change was a COMMIT. Read so, cdc resumes where Debezium stopped, neither repeating its
+last transaction nor skipping one (tests/integration/test_switch_from_debezium.py).
+
 The offset is Debezium's shape plus what signals and snapshots keep next to it (``incremental``,
 ``blocking``, ``snapshot_progress``...), which this module leaves alone. An offset written by
 another connector (a binlog position, an LSN of SQL Server) or by a newer cdc is refused here,
@@ -31,6 +37,9 @@ class PgPosition:
     lsn_proc: int | None = None
     tx_id: int | None = None
     ts_usec: int | None = None
+    # Debezium's offset: lsn_proc lies in the first transaction committed after lsn (its commit LSN
+    # is not in the offset), whose changes up to lsn_proc were delivered.
+    proc_in_next: bool = False
 
     @property
     def inside_transaction(self) -> bool:
@@ -48,6 +57,8 @@ class PgPosition:
         if not isinstance(version, int) or version > OFFSET_VERSION:
             raise OffsetStoreError(f"the stored offset has version {version!r}; this cdc reads version "
                                    f"{OFFSET_VERSION}", fix="upgrade cdc, or start over with a new offset file")
+        if "messageType" in offset:
+            return cls._from_debezium(offset)
         try:
             return cls(
                 lsn=int(offset.get("lsn") or 0),
@@ -59,6 +70,21 @@ class PgPosition:
         except (TypeError, ValueError) as exc:
             raise OffsetStoreError(f"the stored offset {offset!r} is not a PostgreSQL position: {exc}",
                                    fix="restore the offset file, or delete it to start over") from None
+
+    @classmethod
+    def _from_debezium(cls, offset: dict[str, Any]) -> PgPosition:
+        try:
+            last = int(offset.get("lsn") or 0)
+            commit = int(offset["lsn_commit"]) if offset.get("lsn_commit") is not None else None
+            proc = int(offset["lsn_proc"]) if offset.get("lsn_proc") is not None else last
+            tx_id = int(offset["txId"]) if offset.get("txId") is not None else None
+            ts_usec = int(offset["ts_usec"]) if offset.get("ts_usec") is not None else None
+        except (TypeError, ValueError) as exc:
+            raise OffsetStoreError(f"the stored offset {offset!r} is not a PostgreSQL position: {exc}",
+                                   fix="restore the offset file, or delete it to start over") from None
+        if commit is None or offset.get("messageType") == "COMMIT" or proc <= commit:
+            return cls(lsn=max(commit or 0, last), tx_id=tx_id, ts_usec=ts_usec)  # between transactions
+        return cls(lsn=commit, lsn_proc=proc, tx_id=tx_id, ts_usec=ts_usec, proc_in_next=True)
 
     def to_offset(self) -> dict[str, Any]:
         offset: dict[str, Any] = {"lsn": self.lsn, "txId": self.tx_id, "ts_usec": self.ts_usec}

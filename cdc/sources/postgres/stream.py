@@ -102,6 +102,7 @@ class ChangeStream:
         self.committed_lsn = resume.lsn
         self._skip_commit = resume.lsn_commit
         self._skip_until = resume.lsn_proc or 0
+        self._skip_in_next = resume.proc_in_next  # Debezium's offset: the first transaction is the partial one
         self.prefix = prefix
         self.dbname = dbname
         self.emitter = emitter
@@ -172,6 +173,8 @@ class ChangeStream:
         tx.commit_us = po.pg_timestamp_to_unix_micros(message.commit_ts)
         tx.skipping = tx.final_lsn < self.committed_lsn
         tx.last_change = None
+        if self._skip_in_next and not tx.skipping:
+            self._skip_commit, self._skip_in_next = tx.final_lsn, False
         resuming_inside = self._skip_commit is not None and tx.final_lsn == self._skip_commit
         tracker = self.emitter.tracker
         if tracker is None or tx.skipping:
