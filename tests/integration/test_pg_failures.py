@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -49,7 +50,7 @@ def test_missing_replication_privilege(pg_db: dict[str, str], pg_admin_dsn: str,
         conn.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'pw'")
     try:
         error = run_until_error({**pg_db, "database.user": role, "database.password": "pw"}, tmp_path)
-        assert "REPLICATION" in str(error) and f"ALTER ROLE {role} WITH REPLICATION" in str(error)
+        assert "REPLICATION" in str(error) and f"ALTER ROLE \"{role}\" WITH REPLICATION" in str(error)
     finally:
         with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
             conn.execute(f"DROP ROLE {role}")
@@ -73,6 +74,14 @@ def test_slot_in_use_by_another_pipeline(pg_db: dict[str, str], tmp_path: Path) 
     sql(pg_db, "CREATE TABLE x (id int PRIMARY KEY)")
     with Pipeline({**pg_db, "snapshot.mode": "no_data"}, tmp_path / "a.json") as first:
         first.wait_ready()
+        # a second pipeline without an offset: the slot is not its own
+        error = run_until_error({**pg_db, "snapshot.mode": "no_data"}, tmp_path)
+        assert "replication slot 'cdc_test' exists" in str(error) and "active for PID" in str(error)
+        assert "slot.name" in (error.fix or "") and "pg_drop_replication_slot('cdc_test')" in (error.fix or "")
+        # a copy of the first pipeline (its offset): its own slot, held by the first
+        while not (tmp_path / "a.json").exists():
+            time.sleep(0.05)
+        shutil.copy(tmp_path / "a.json", tmp_path / "o.json")
         error = run_until_error({**pg_db, "snapshot.mode": "no_data", "slot.max.retries": "1",
                                  "slot.retry.delay.ms": "100"}, tmp_path)
     assert "in use by another process" in str(error) and "slot.name" in str(error)
@@ -223,3 +232,53 @@ def test_kill_9_mid_stream_then_restart_loses_nothing(pg_db: dict[str, str], tmp
     assert set(ids) == set(committed) and len(committed) == 4000
     # order is kept: ids only go back where the unacknowledged tail was delivered again
     assert sum(1 for a, b in zip(ids, ids[1:]) if b < a) <= 1
+
+
+def test_a_foreign_slot_is_never_dropped_nor_advanced(pg_db: dict[str, str], tmp_path: Path) -> None:
+    """Another consumer's slot (a paused Debezium connector's, say) and no offset of ours: refused with its
+    state and the ways on; the slot keeps its position. slot.takeover=true takes it over."""
+    sql(pg_db, "CREATE TABLE x (id int PRIMARY KEY)", "SELECT pg_create_logical_replication_slot('theirs', 'pgoutput')",
+        "INSERT INTO x VALUES (1), (2)")
+    def position() -> tuple[str, str]:
+        with psycopg.connect(pg_db["dsn"]) as conn:
+            return conn.execute("SELECT confirmed_flush_lsn::text, restart_lsn::text FROM pg_replication_slots "
+                                "WHERE slot_name = 'theirs'").fetchone()
+    before = position()
+    for mode in ("initial", "no_data", "when_needed"):
+        error = run_until_error({**pg_db, "slot.name": "theirs", "snapshot.mode": mode}, tmp_path / mode)
+        assert isinstance(error, SourceError)
+        assert "replication slot 'theirs' exists (plugin pgoutput" in str(error) and "no stored offset" in str(error)
+        assert "SELECT pg_drop_replication_slot('theirs');" in (error.fix or "")
+        assert "slot.takeover=true" in (error.fix or "") and position() == before
+    sink = CollectingSink()
+    with Pipeline({**pg_db, "slot.name": "theirs", "slot.takeover": "true"}, tmp_path / "t.json", sink=sink) as p:
+        got = p.wait_count(2, topic="dbz.public.x")
+    assert [r["value"]["payload"]["after"]["id"] for r in got] == [1, 2]
+
+
+def test_a_foreign_publication_is_never_changed(pg_db: dict[str, str], tmp_path: Path) -> None:
+    sql(pg_db, "CREATE TABLE x (id int PRIMARY KEY)", "CREATE TABLE y (id int PRIMARY KEY)",
+        "CREATE TABLE z (id int PRIMARY KEY)", "CREATE PUBLICATION theirs FOR TABLE y")
+
+    def published() -> set[str]:
+        with psycopg.connect(pg_db["dsn"]) as conn:
+            return {r[0] for r in conn.execute("SELECT tablename FROM pg_publication_tables WHERE pubname = 'theirs'")}
+    props = {**pg_db, "publication.name": "theirs", "publication.autocreate.mode": "filtered",
+             "table.include.list": "public.x"}
+    error = run_until_error(props, tmp_path)
+    assert "publication 'theirs' exists" in str(error) and "lacks ['public.x']" in str(error)
+    assert 'ALTER PUBLICATION "theirs" ADD TABLE "public"."x"' in (error.fix or "") and published() == {"y"}
+    # holding every captured table, it is used as it is (never narrowed to them)
+    sql(pg_db, "ALTER PUBLICATION theirs ADD TABLE x, z", "INSERT INTO x VALUES (1)")
+    with Pipeline(props, tmp_path / "ok.json") as p:
+        assert [r["value"]["payload"]["after"]["id"] for r in p.wait_count(1, topic="dbz.public.x")] == [1]
+    assert published() == {"x", "y", "z"}
+
+
+def test_fix_lines_quote_every_identifier(pg_db: dict[str, str], tmp_path: Path, caplog: pytest.LogCaptureFixture
+                                          ) -> None:
+    """A keyless table whose name is SQL: the suggested ALTER TABLE stays one statement on that table."""
+    sql(pg_db, 'CREATE TABLE "t; drop table victim; --" (v int)', "CREATE TABLE victim (id int PRIMARY KEY)")
+    with caplog.at_level("WARNING"), Pipeline({**pg_db, "snapshot.mode": "no_data"}, tmp_path / "o.json") as p:
+        p.wait_ready()
+    assert 'ALTER TABLE "public"."t; drop table victim; --" REPLICA IDENTITY FULL;' in caplog.text

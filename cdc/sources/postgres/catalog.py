@@ -7,12 +7,14 @@ changes (as Debezium refreshes its schema).
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 
 import psycopg
 from psycopg import sql
 
 from cdc.core.errors import SourceError
+from cdc.core.quoting import pg_identifier, pg_table
 from cdc.sources.postgres.connection import one
 
 log = logging.getLogger(__name__)
@@ -107,7 +109,7 @@ def server_checks(conn: psycopg.Connection, user: str) -> int:
     if not can or not can[0]:
         raise SourceError(
             f"user {user!r} lacks the REPLICATION attribute",
-            fix=f"ALTER ROLE {user} WITH REPLICATION;",
+            fix=f"ALTER ROLE {pg_identifier(user)} WITH REPLICATION;",
         )
     return int(one(conn, "SHOW server_version_num")[0])
 
@@ -121,14 +123,19 @@ def publication_tables(conn: psycopg.Connection, publication: str) -> set[str] |
     return {f"{s}.{t}" for s, t in rows}
 
 
-def ensure_publication(conn: psycopg.Connection, publication: str, mode: str, tables: list[CatalogTable]) -> None:
+def ensure_publication(conn: psycopg.Connection, publication: str, mode: str, tables: list[CatalogTable],
+                       *, may_alter: bool) -> None:
+    """The publication exists and publishes the captured tables: created when missing; with mode filtered,
+    its table list set to them, if ``may_alter`` (it is this pipeline's) or else it already holds them."""
     existing = publication_tables(conn, publication)
     wanted = sorted(t.qualified for t in tables)
     if existing is None:
         if mode == "disabled":
+            listed = ", ".join(pg_table(t.schema, t.name) for t in tables) or "..."
             raise SourceError(
                 f"publication {publication!r} does not exist and publication.autocreate.mode is disabled",
-                fix=f"CREATE PUBLICATION {publication} FOR TABLE ...; or set publication.autocreate.mode=filtered",
+                fix=f"CREATE PUBLICATION {pg_identifier(publication)} FOR TABLE {listed}; or set "
+                    "publication.autocreate.mode=filtered",
             )
         if mode == "all_tables":
             statement = sql.SQL("CREATE PUBLICATION {} FOR ALL TABLES").format(sql.Identifier(publication))
@@ -148,6 +155,19 @@ def ensure_publication(conn: psycopg.Connection, publication: str, mode: str, ta
             ) from None
     elif mode == "filtered" and set(wanted) != existing:
         _require_tables(tables, publication)
+        missing = [t for t in tables if t.qualified not in existing]
+        if not may_alter and not missing:
+            log.info("publication %s was not created by this pipeline and publishes more tables than it captures: "
+                     "used as it is (the other tables' changes are read and left out)", publication)
+            return
+        if not may_alter:
+            raise SourceError(
+                f"publication {publication!r} exists, but this pipeline has no stored offset, so it is not known to be "
+                f"this pipeline's: it publishes {sorted(existing) or 'no table'} and lacks "
+                f"{[t.qualified for t in missing]}; cdc does not change another consumer's publication",
+                fix=f"give this pipeline its own publication.name; or add the tables yourself: ALTER PUBLICATION "
+                    f"{pg_identifier(publication)} ADD TABLE {', '.join(pg_table(t.schema, t.name) for t in missing)}; "
+                    "or set publication.takeover=true to let cdc set its table list")
         log.info("updating publication %s to the filtered tables %s", publication, wanted)
         conn.execute(sql.SQL("ALTER PUBLICATION {} SET TABLE {}").format(sql.Identifier(publication),
                                                                          _table_list(tables)))
@@ -172,20 +192,43 @@ class SlotInfo:
     plugin: str | None = None
     confirmed_flush_lsn: int | None = None
     database: str | None = None
+    restart_lsn: int | None = None
+
+    def describe(self) -> str:
+        """The slot's state, for an error message."""
+        from cdc.sources.postgres.pgoutput import format_lsn
+
+        def lsn(value: int | None) -> str:
+            return format_lsn(value) if value is not None else "none"
+
+        state = f"active for PID {self.active_pid}" if self.active_pid is not None else "inactive"
+        return (f"plugin {self.plugin}, database {self.database}, {state}, confirmed_flush_lsn "
+                f"{lsn(self.confirmed_flush_lsn)}, restart_lsn {lsn(self.restart_lsn)}")
 
 
 def slot_info(conn: psycopg.Connection, slot: str) -> SlotInfo:
     row = conn.execute(
-        "SELECT active_pid, plugin, confirmed_flush_lsn::text, database FROM pg_replication_slots WHERE slot_name = %s",
-        (slot,),
+        "SELECT active_pid, plugin, confirmed_flush_lsn::text, database, restart_lsn::text FROM pg_replication_slots "
+        "WHERE slot_name = %s", (slot,),
     ).fetchone()
     if row is None:
         return SlotInfo(False)
     from cdc.sources.postgres.pgoutput import parse_lsn
 
-    return SlotInfo(True, row[0], row[1], parse_lsn(row[2]) if row[2] else None, row[3])
+    return SlotInfo(True, row[0], row[1], parse_lsn(row[2]) if row[2] else None, row[3],
+                    parse_lsn(row[4]) if row[4] else None)
 
 
-def drop_slot(conn: psycopg.Connection, slot: str) -> None:
-    conn.execute("SELECT pg_drop_replication_slot(%s) WHERE EXISTS "
-                 "(SELECT 1 FROM pg_replication_slots WHERE slot_name = %s)", (slot, slot))
+def drop_slot(conn: psycopg.Connection, slot: str, wait_s: float = 10.0) -> None:
+    """Drop the slot if it exists. Right after its stream closed the server's walsender may still hold it
+    ("replication slot ... is active for PID"): waited for, up to ``wait_s``."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            conn.execute("SELECT pg_drop_replication_slot(%s) WHERE EXISTS "
+                         "(SELECT 1 FROM pg_replication_slots WHERE slot_name = %s)", (slot, slot))
+            return
+        except psycopg.errors.ObjectInUse:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)

@@ -26,6 +26,10 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
            choices=("pgoutput",)),
     Option("slot.name", str, "debezium", "Name of the logical replication slot.", validator=_slot_name),
     Option("slot.drop.on.stop", bool, False, "Drop the slot when the pipeline stops cleanly (tests, demos)."),
+    Option("slot.takeover", bool, False, "Use a slot that exists although this pipeline has no stored offset (another "
+           "consumer's, such as a paused Debezium connector's, or one whose offsets were lost): dropped and "
+           "created again for a snapshot, else streamed from its position. Its other consumer loses its place. "
+           "Without it such a slot is refused."),
     NATIVE_ROWS_OPTION,
     Option("slot.max.retries", int, 6, "Attempts to acquire a slot that is still active for another process.",
            validator=non_negative),
@@ -33,6 +37,9 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
     Option("publication.name", str, "dbz_publication", "Name of the publication."),
     Option("publication.autocreate.mode", str, "all_tables", "Create the publication when missing.",
            choices=("all_tables", "filtered", "disabled")),
+    Option("publication.takeover", bool, False, "With publication.autocreate.mode=filtered, change the table list "
+           "of a publication that exists although this pipeline has no stored offset (another consumer's). Without "
+           "it such a publication is used as it is when it holds every captured table, and refused otherwise."),
     Option("status.update.interval.ms", int, 10000, "Most time between standby status updates to the server.",
            validator=non_negative),
     Option("transaction.id.mode", str, "transaction", "Transaction ids of provide.transaction.metadata: one "

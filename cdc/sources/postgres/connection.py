@@ -16,6 +16,7 @@ from psycopg.conninfo import make_conninfo
 
 from cdc.config import Config
 from cdc.core.errors import CdcError, RetriableSourceError, SourceError
+from cdc.core.quoting import pg_identifier
 from cdc.core.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
@@ -92,9 +93,10 @@ def translate(exc: BaseException, settings: ConnectionSettings | None = None) ->
         "replication" in low and "permission denied" in low
     ):
         user = settings.user if settings else "the user"
+        role = pg_identifier(settings.user) if settings else "<user>"
         return SourceError(
             f"{user} may not start logical replication: {text}",
-            fix=f"ALTER ROLE {user} WITH REPLICATION; (and GRANT SELECT on the captured tables)",
+            fix=f"ALTER ROLE {role} WITH REPLICATION; (and GRANT SELECT on the captured tables)",
         )
     if "server does not support ssl" in low or ("ssl" in low and "was required" in low):
         return SourceError(f"{where} offers no SSL, which database.sslmode requires: {text}",

@@ -44,6 +44,7 @@ from cdc.core.errors import CdcError, SourceError
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.progress import TableProgress
+from cdc.core.quoting import pg_identifier, pg_table, sql_literal
 from cdc.core.records import Batch, ChangeEvent, EncodedRows
 from cdc.core.signal_handler import SignalHandler
 from cdc.core.snapshot_marks import SnapshotMarks, snapshot_flag
@@ -181,7 +182,7 @@ class PostgresSource:
                     self._repl_conn = None
                 cat.drop_slot(self._catalog_conn(), self.slot)
                 log.info("dropped replication slot %s (slot.drop.on.stop)", self.slot)
-            except CdcError as exc:
+            except (CdcError, psycopg.Error) as exc:
                 log.warning("could not drop slot %s: %s", self.slot, exc)
         self._reader.close()
         self._signal_handler.close()
@@ -205,8 +206,9 @@ class PostgresSource:
 
     # ---- start-up ---------------------------------------------------------------------------
 
-    def _prepare(self) -> tuple[list[cat.CatalogTable], cat.SlotInfo]:
-        """Check the server, find the captured tables, make sure the publication holds them; the slot."""
+    def _prepare(self, ours: bool = True) -> tuple[list[cat.CatalogTable], cat.SlotInfo]:
+        """Check the server, find the captured tables, make sure the publication holds them; the slot.
+        ``ours``: this pipeline has a stored offset, so the slot and publication of its names are its own."""
         conn = self._catalog_conn()
         version = cat.server_checks(conn, self.settings.user)
         self._server_version = version
@@ -218,22 +220,42 @@ class PostgresSource:
             assert self.signal_table is not None
             chunks.check_signal_table(conn, self.signal_table)
             to_publish = tables + [t for t in everything if t.qualified == self.signal_table]
-        cat.ensure_publication(conn, self.publication, self.config.get("publication.autocreate.mode"), to_publish)
+        cat.ensure_publication(conn, self.publication, self.config.get("publication.autocreate.mode"), to_publish,
+                               may_alter=ours or self.config.get("publication.takeover"))
         published = cat.publication_tables(conn, self.publication) or set()
         if self.signal_source and self.signal_table not in published:
+            schema, _, name = (self.signal_table or "").partition(".")
             raise SourceError(f"signal table {self.signal_table} is not in publication {self.publication}, so "
                               f"signals and watermarks written to it would never be read",
-                              fix=f"ALTER PUBLICATION {self.publication} ADD TABLE {self.signal_table};")
+                              fix=f"ALTER PUBLICATION {pg_identifier(self.publication)} ADD TABLE "
+                                  f"{pg_table(schema, name)};")
         tables = [t for t in tables if t.qualified in published]
         self._captured = {t.qualified: t for t in tables}
         slot = cat.slot_info(conn, self.slot)
         if slot.exists and slot.plugin != "pgoutput":
             raise SourceError(f"slot {self.slot!r} uses plugin {slot.plugin!r}, not pgoutput",
-                              fix="drop it or choose another slot.name")
+                              fix="give this pipeline another slot.name (that slot belongs to another consumer)")
+        if slot.exists and not ours:
+            self._refuse_foreign_slot(slot)
         return tables, slot
 
+    def _refuse_foreign_slot(self, slot: cat.SlotInfo) -> None:
+        """A slot of this name exists, but no offset of this pipeline says it is its own: another consumer's
+        (Debezium's default slot is named 'debezium'), or one whose offsets were lost. Dropping it, or
+        confirming positions on it, would take that consumer's changes away: refused unless slot.takeover."""
+        if self.config.get("slot.takeover"):
+            log.warning("slot %s exists but this pipeline has no stored offset: taking it over (slot.takeover=true; "
+                        "%s)", self.slot, slot.describe())
+            return
+        raise SourceError(
+            f"replication slot {self.slot!r} exists ({slot.describe()}), but this pipeline has no stored offset, so "
+            "it is not known to be this pipeline's: it may be another consumer's, such as a Debezium connector's",
+            fix=f"give this pipeline its own slot.name; or, if the slot is this pipeline's and its offsets were lost, "
+                f"drop it (SELECT pg_drop_replication_slot({sql_literal(self.slot)});) or set slot.takeover=true "
+                "to have cdc use it")
+
     def _run(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
-        tables, slot = self._prepare()
+        tables, slot = self._prepare(ours=offset is not None)
         attempt = interrupted_attempt(offset)
         if attempt:
             log.warning("the snapshot of an earlier run was interrupted: taking it again (each table starts with a "
@@ -301,8 +323,9 @@ class PostgresSource:
     def plan_parallel_snapshot(self, chunk_rows: int) -> dict[str, Any] | None:
         """Create the slot exporting its snapshot and cut the captured tables into key chunks in it
         (parallel.py). The snapshot lives until :meth:`release_parallel_snapshot`. None when
-        snapshot.mode takes no snapshot here: the stream starts as it would without Spark."""
-        tables, slot = self._prepare()
+        snapshot.mode takes no snapshot here: the stream starts as it would without Spark. A query starts
+        without an offset, so an existing slot is refused as another consumer's, unless slot.takeover."""
+        tables, slot = self._prepare(ours=False)
         decision = decide(self.snapshot_mode, None, log_reaches=slot.exists)
         if decision.plan is not Plan.SNAPSHOT or decision.then_stop:
             return None
@@ -380,9 +403,9 @@ class PostgresSource:
             if not table.primary_key and table.replica_identity in ("d", "n"):
                 log.warning(
                     "table %s has no primary key and REPLICA IDENTITY %s: its events get a null key, and "
-                    "UPDATE/DELETE on it fail once it is published; fix: ALTER TABLE %s REPLICA IDENTITY FULL "
+                    "UPDATE/DELETE on it fail once it is published; fix: ALTER TABLE %s REPLICA IDENTITY FULL; "
                     "(or add a primary key)", table.qualified,
-                    "DEFAULT" if table.replica_identity == "d" else "NOTHING", table.qualified,
+                    "DEFAULT" if table.replica_identity == "d" else "NOTHING", pg_table(table.schema, table.name),
                 )
 
     def _wait_slot_free(self, slot: cat.SlotInfo) -> None:
