@@ -219,7 +219,7 @@ def test_json_from_the_mysql_binary_format() -> None:
     ("adaptive_time_microseconds", ("int64", "io.debezium.time.MicroTime"), -3020399000000,
      ("int64", "io.debezium.time.Timestamp"), 1709214330123),
     ("adaptive", ("int32", "io.debezium.time.Time"), -3020399000, ("int64", "io.debezium.time.Timestamp"), 1709214330123),
-    ("connect", ("int32", "org.apache.kafka.connect.data.Time"), -3020399000,
+    ("connect", ("int32", "org.apache.kafka.connect.data.Time"), None,  # past Connect's Time range
      ("int64", "org.apache.kafka.connect.data.Timestamp"), 1709214330123),
 ])
 def test_time_precision_modes(mode: str, time_schema: tuple, time_value: int, dt_schema: tuple, dt_value: int) -> None:
@@ -232,6 +232,52 @@ def test_time_precision_modes(mode: str, time_schema: tuple, time_value: int, dt
     assert convert("datetime(3)", dt.datetime(2024, 2, 29, 13, 45, 30, 123456), modes) == dt_value
     date_name = "org.apache.kafka.connect.data.Date" if mode == "connect" else "io.debezium.time.Date"
     assert schema_of("date", modes)["name"] == date_name and convert("date", dt.date(1969, 12, 31), modes) == -1
+
+
+@pytest.mark.parametrize(("value", "millis"), [
+    ("00:00:00", 0), ("23:59:59.999999", 86399999), ("24:00:00", 86400000), ("24:00:00.000001", None),
+    ("-00:00:00.000001", None), ("838:59:59", None), ("-838:59:59", None)])
+def test_connect_time_range(value: str, millis: int | None, caplog: pytest.LogCaptureFixture) -> None:
+    """Connect's Time holds 00:00 to 24:00 (inclusive), as Debezium's Time.toMilliOfDay checks."""
+    modes = TypeModes(time_precision_mode="connect")
+    assert convert("time(6)", value, modes) == millis
+    assert convert("time(6) NOT NULL DEFAULT '01:00:00'", value, modes) == (3600000 if millis is None else millis)
+    assert ("outside Kafka Connect's Time range" in caplog.text) is (millis is None)
+
+
+@pytest.mark.parametrize(("ddl_type", "value", "adjusted", "kept"), [
+    ("date", dt.date(1, 1, 1), "2001-01-01", "0001-01-01"),
+    ("date", dt.date(69, 12, 31), "2069-12-31", "0069-12-31"),
+    ("date", dt.date(70, 1, 1), "1970-01-01", "0070-01-01"),
+    ("date", dt.date(99, 12, 31), "1999-12-31", "0099-12-31"),
+    ("date", dt.date(100, 1, 1), "0100-01-01", "0100-01-01"),
+    ("date", "0000-01-01", "2000-01-01", "0000-01-01"),  # pymysql's text: Python has no year 0
+    ("date", "0000-00-00", None, None), ("date", "2024-00-10", None, None),
+    ("datetime(6)", dt.datetime(24, 2, 29, 12, 0, 0, 5), "2024-02-29T12:00:00.000005", "0024-02-29T12:00:00.000005"),
+    ("datetime(3)", dt.datetime(85, 8, 5, 8, 5, 0, 250000), "1985-08-05T08:05:00.250", "0085-08-05T08:05:00.250"),
+    ("datetime", "0000-06-30 10:00:00", "2000-06-30T10:00:00.000", "0000-06-30T10:00:00.000"),
+    ("datetime", "0000-00-00 00:00:00", None, None),
+])
+def test_time_adjuster(ddl_type: str, value: Any, adjusted: str | None, kept: str | None) -> None:
+    """enable.time.adjuster (default): DATE/DATETIME years 0-99 are two-digit years."""
+    def expected(text: str | None) -> int | None:
+        if text is None:
+            return None
+        if ddl_type == "date":
+            return _days(text)
+        day, _, clock = text.partition("T")
+        hours, minutes, seconds = clock.split(":")
+        micros = round(((int(hours) * 60 + int(minutes)) * 60 + float(seconds)) * 1_000_000)
+        return (_days(day) * 86_400_000_000 + micros) // (1 if ddl_type == "datetime(6)" else 1000)
+    assert convert(ddl_type, value) == expected(adjusted)
+    assert convert(ddl_type, value, TypeModes(enable_time_adjuster=False)) == expected(kept)
+
+
+def _days(text: str) -> int:
+    year, month, day = (int(x) for x in text.split("-"))
+    if year == 0:  # proleptic Gregorian: a year before year 1, with a 29 February
+        return (dt.date(1, month, day) - dt.date(1970, 1, 1)).days - (366 if month <= 2 else 365)
+    return (dt.date(year, month, day) - dt.date(1970, 1, 1)).days
 
 
 def test_zoned_timestamps() -> None:

@@ -26,6 +26,9 @@ MYSQL_OPTIONS: tuple[Option, ...] = (
            choices=("minimal", "extended", "none")),
     Option("time.precision.mode", str, "adaptive_time_microseconds", "How temporal values are represented.",
            choices=("adaptive_time_microseconds", "adaptive", "connect")),
+    Option("enable.time.adjuster", bool, True, "Read DATE and DATETIME years 0-99 as two-digit years, as MySQL "
+           "does for two-digit input: 00-69 are 2000-2069, 70-99 are 1970-1999 (Debezium's default); false keeps "
+           "them as they are stored."),
     Option("bigint.unsigned.handling.mode", str, "long",
            "BIGINT UNSIGNED as int64 (long, wraps past 2^63) or Decimal (precise).",
            choices=("long", "precise")),

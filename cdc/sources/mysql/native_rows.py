@@ -10,7 +10,9 @@ the reference, which the tests compare byte for byte (tests/integration/test_nat
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from datetime import date
 from typing import Any
 
 import orjson
@@ -102,6 +104,33 @@ def binlog_codec(state: TableState, mapped_columns: Sequence[Any], modes: my_typ
     if any(not kinds.get(index, "").startswith(("int:", "text")) for index, _ in keys):
         return None  # the key is read back from the row the Python way
     return module.BinlogRowCodec(columns, keys)
+
+
+def dates_to_adjust(state: TableState) -> bool:
+    """The codec writes DATE and DATETIME as stored: with enable.time.adjuster a table with such
+    columns needs its encoded rows checked for years 0001-0099 (see ``two_digit_years``)."""
+    return state.modes.enable_time_adjuster and any(
+        my_types._kind(column, state.modes) in ("date", "datetime") for column in state.table.columns)
+
+
+# Epoch days, milliseconds and microseconds from 0001-01-01 up to 0100-01-01: the values of a
+# DATE or DATETIME in the years the time adjuster moves (the codec writes year 0 as missing).
+_EARLY_DAYS = ((date(1, 1, 1) - date(1970, 1, 1)).days, (date(100, 1, 1) - date(1970, 1, 1)).days)
+_EARLY = tuple((_EARLY_DAYS[0] * unit, _EARLY_DAYS[1] * unit) for unit in (1, 86_400_000, 86_400_000_000))
+_NEGATIVE = re.compile(rb"-(\d{6,17})(?=[,}])")
+
+
+def two_digit_years(encoded: list[tuple[bytes, Any]]) -> bool:
+    """Whether a row the codec encoded may hold a DATE/DATETIME of the years 0001-0099 (a negative
+    number in their range; another column's may match too, which only costs the Python way)."""
+    for json, _ in encoded:
+        if b":-" not in json:
+            continue
+        for match in _NEGATIVE.finditer(json):
+            value = -int(match.group(1))
+            if any(low <= value < high for low, high in _EARLY):
+                return True
+    return False
 
 
 class EventRows:

@@ -30,10 +30,13 @@ what the JSON converter writes (base64 text for bytes and decimals).
 | GEOMETRY..., POINT                 | struct ``io.debezium.data.geometry.Geometry`` / ``Point``    |
 | INET4, INET6 (MariaDB)             | string                                                       |
 
-``time.precision.mode=connect`` uses Kafka Connect's Date/Time/Timestamp (milliseconds);
-``adaptive`` makes TIME(0-3) ``io.debezium.time.Time`` (milliseconds). A column's DEFAULT
-becomes the schema's ``default``, converted as Debezium's ``BinlogDefaultValueConverter`` does;
-its comment (kept only with ``include.schema.comments``) becomes ``doc``.
+``time.precision.mode=connect`` uses Kafka Connect's Date/Time/Timestamp (milliseconds); a TIME
+outside Connect's Time range (negative, or past 24:00:00) is then written as null (the schema
+default of a NOT NULL column), with a warning, as Debezium does. ``adaptive`` makes TIME(0-3)
+``io.debezium.time.Time`` (milliseconds). ``enable.time.adjuster`` (on by default) reads DATE and
+DATETIME years 0-99 as two-digit years: 00-69 are 2000-2069, 70-99 are 1970-1999. A column's
+DEFAULT becomes the schema's ``default``, converted as Debezium's ``BinlogDefaultValueConverter``
+does; its comment (see ``include.schema.comments``) becomes ``doc``.
 
 A None value of a NOT NULL column (MySQL's zero dates) becomes the schema default, else a zero
 value, as Debezium does. python-mysql-replication returns None for an empty SET: pass ``""``
@@ -72,6 +75,7 @@ Converter = Callable[[Any], Any]
 class TypeModes(CoreTypeModes):
     time_precision_mode: str = "adaptive_time_microseconds"  # | adaptive | connect
     bigint_unsigned_handling_mode: str = "long"  # long | precise
+    enable_time_adjuster: bool = True  # DATE/DATETIME years 0-99 read as two-digit years
 
     ALLOWED: ClassVar[dict[str, tuple[str, ...]]] = {
         **CoreTypeModes.ALLOWED, "bigint_unsigned_handling_mode": ("long", "precise"),
@@ -539,12 +543,95 @@ def _year_converter(value: Any) -> int:
     return year
 
 
-def _date_days(value: Any) -> int:
-    if isinstance(value, datetime):
-        value = value.date()
-    elif isinstance(value, str):
-        value = date.fromisoformat(value[:10])
-    return (value - _EPOCH_DATE).days
+def _two_digit_year(year: int) -> int:
+    """Debezium's time adjuster (MySQL's rule for two-digit years): 0-69 are 2000-2069, 70-99 1970-1999."""
+    return year + 2000 if year < 70 else year + 1900 if year < 100 else year
+
+
+def _civil_days(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date, year 0 included (which Python's date
+    cannot hold; H. Hinnant's days_from_civil)."""
+    year -= month <= 2
+    era = year // 400
+    year_of_era = year - era * 400
+    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    return era * 146097 + year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year - 719468
+
+
+def _date_text_parts(text: str) -> tuple[int, int, int, int] | None:
+    """(year, month, day, microseconds of the day) of a DATE/DATETIME text, which pymysql leaves as
+    text when Python cannot hold the value: year 0, or a zero or partial date (None: Debezium
+    writes null there, as for the binlog's)."""
+    match = _DATE_TIME_RE.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"unexpected date/time value {text!r}")
+    year, month, day, hour, minute, second, fraction = match.groups()
+    if int(month) == 0 or int(day) == 0:
+        return None
+    micros = ((int(hour or 0) * 60 + int(minute or 0)) * 60 + int(second or 0)) * 1_000_000
+    return int(year), int(month), int(day), micros + int((fraction or "").ljust(6, "0")[:6])
+
+
+def _date_converter(adjust: bool) -> Converter:
+    def convert(value: Any) -> int | None:
+        if isinstance(value, datetime):
+            value = value.date()
+        if isinstance(value, date):
+            if adjust and value.year < 100:
+                return _civil_days(_two_digit_year(value.year), value.month, value.day)
+            return (value - _EPOCH_DATE).days
+        parts = _date_text_parts(str(value))
+        if parts is None:
+            return None
+        year, month, day, _ = parts
+        return _civil_days(_two_digit_year(year) if adjust else year, month, day)
+    return convert
+
+
+def _datetime_converter(adjust: bool, divisor: int) -> Converter:
+    """DATETIME as epoch microseconds (``divisor`` 1) or milliseconds (1000)."""
+    def convert(value: Any) -> int | None:
+        if isinstance(value, str):
+            parts = _date_text_parts(value)
+            if parts is None:
+                return None
+            year, month, day, micros = parts
+            year = _two_digit_year(year) if adjust else year
+            return (_civil_days(year, month, day) * 86_400_000_000 + micros) // divisor
+        if not isinstance(value, datetime):  # a date
+            value = datetime(value.year, value.month, value.day)
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        if adjust and value.year < 100:
+            days = _civil_days(_two_digit_year(value.year), value.month, value.day)
+            micros = ((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000 + value.microsecond
+            return (days * 86_400_000_000 + micros) // divisor
+        return ((value - _EPOCH) // _ONE_US) // divisor
+    return convert
+
+
+_DAY_US = 86_400_000_000
+
+
+def _connect_time(column: Column) -> Converter:
+    """TIME as Kafka Connect's Time (milliseconds of the day), which holds 00:00 to 24:00 only:
+    Debezium's Time.toMilliOfDay refuses a value outside, its converter logs it and the field is
+    left unset (null, or the schema default of a NOT NULL column)."""
+    warned = False
+
+    def convert(value: Any) -> int | None:
+        nonlocal warned
+        micros = _time_micros(value)
+        if 0 <= micros <= _DAY_US:
+            return micros // 1000
+        if not warned:
+            warned = True
+            log.warning("TIME value %s of column %s is outside Kafka Connect's Time range (00:00:00 to "
+                        "24:00:00): written as null or the column's default (time.precision.mode=connect; "
+                        "adaptive_time_microseconds keeps such values)", _time_text(timedelta(microseconds=micros)),
+                        column.name)
+        return None
+    return convert
 
 
 def _time_micros(value: Any) -> int:
@@ -555,24 +642,16 @@ def _time_micros(value: Any) -> int:
     return _parse_time(str(value)) // _ONE_US
 
 
-def _datetime_micros(value: Any) -> int:
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    elif not isinstance(value, datetime):  # a date
-        value = datetime(value.year, value.month, value.day)
-    if value.tzinfo is not None:
-        value = value.astimezone(UTC).replace(tzinfo=None)
-    return (value - _EPOCH) // _ONE_US
-
-
 def _zoned_converter(column: Column) -> Converter:
     digits = _precision(column)
 
-    def convert(value: Any) -> str:
+    def convert(value: Any) -> str | None:
         if value.__class__ is datetime and value.tzinfo is None and value.year >= 1000 and digits == 6:
             iso = value.isoformat()  # the common case, in C: 'YYYY-MM-DDTHH:MM:SS[.ffffff]'
             return (iso if value.microsecond else iso + ".000000") + "Z"
         if isinstance(value, str):
+            if _date_text_parts(value) is None:  # the zero TIMESTAMP, as text from pymysql
+                return None
             value = datetime.fromisoformat(value)
         if value.tzinfo is not None:  # python-mysql-replication gives naive UTC
             value = value.astimezone(UTC).replace(tzinfo=None)
@@ -643,15 +722,15 @@ def _converter_for(column: Column, kind: str, modes: TypeModes) -> Converter:
     if kind == "year":
         return _year_converter
     if kind == "date":
-        return _date_days
+        return _date_converter(modes.enable_time_adjuster)
     if kind == "time":
-        if connect or (modes.time_precision_mode == "adaptive" and _precision(column) <= 3):
+        if connect:
+            return _connect_time(column)
+        if modes.time_precision_mode == "adaptive" and _precision(column) <= 3:
             return lambda value: _time_micros(value) // 1000
         return _time_micros
     if kind == "datetime":
-        if connect or _precision(column) <= 3:
-            return lambda value: _datetime_micros(value) // 1000
-        return _datetime_micros
+        return _datetime_converter(modes.enable_time_adjuster, 1000 if connect or _precision(column) <= 3 else 1)
     if kind == "timestamp":
         return _zoned_converter(column)
     if kind == "geometry":
@@ -694,7 +773,12 @@ def value_converter_parts(column: Column, modes: TypeModes) -> tuple[Converter, 
     if column.optional:
         return convert, None
     default = _default_value(column, kind, modes)
-    return convert, default if default is not None else _fallback(column, kind, modes)
+    missing = default if default is not None else _fallback(column, kind, modes)
+    if kind in ("date", "datetime", "timestamp") or (kind == "time" and modes.time_precision_mode == "connect"):
+        # these give None for a value they cannot write (a zero date as text, a TIME past 24 hours)
+        inner = convert
+        convert = lambda value: missing if (result := inner(value)) is None else result  # noqa: E731
+    return convert, missing
 
 
 def value_converter(column: Column, modes: TypeModes) -> Converter:
