@@ -528,8 +528,8 @@ def test_event_text_leaves_out_surrounding_comments() -> None:
     assert text == "CREATE TABLE p (id int) /*!40100 ENGINE=InnoDB */ ROW_FORMAT=DYNAMIC"
 
 
-@pytest.mark.parametrize("ddl", ["CREATE INDEX i ON t (a)", "DROP INDEX i ON t", "ALTER DATABASE lab CHARACTER SET utf8",
-                                 "CREATE SEQUENCE s", "CREATE VIEW v AS SELECT 1", "CREATE TEMPORARY TABLE tmp (x int)"])
+@pytest.mark.parametrize("ddl", ["CREATE INDEX i ON t (a)", "DROP INDEX i ON t", "ALTER DATABASE lab CHARSET utf8",
+                                 "CREATE SEQUENCE s", "CREATE VIEW v AS SELECT 1", "CREATE TEMPORARY TABLE t2 (x int)"])
 def test_statements_without_parser_events(ddl: str) -> None:
     schema = MySqlSchema()
     schema.apply("CREATE TABLE t (id int PRIMARY KEY, a int)", "lab")

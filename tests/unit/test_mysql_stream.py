@@ -1,0 +1,90 @@
+"""BinlogChanges on hand-made binlog events (no server): XA groups, and the look the stream takes at
+the compiled codec's rows for two-digit years."""
+from __future__ import annotations
+
+from datetime import date
+from types import SimpleNamespace
+from typing import Any
+
+from cdc.core.emitter import ChangeEmitter
+from cdc.core.records import ChangeEvent
+from cdc.core.schema_change import SchemaChangeEvents
+from cdc.core.transactions import TransactionTracker
+from cdc.sources.mysql.ddl import MySqlSchema
+from cdc.sources.mysql.gtids import DeliveredGtids
+from cdc.sources.mysql.native_rows import two_digit_years
+from cdc.sources.mysql.position import BinlogPosition
+from cdc.sources.mysql.source_info import source_schema
+from cdc.sources.mysql.stream import BinlogChanges, Step, StreamSettings
+
+STREAM = SimpleNamespace(_BinLogStreamReader__use_checksum=False)
+
+
+class Hooks:
+    def table_state(self, database: str, table: str) -> None:
+        return None
+
+    def schema_changed(self) -> None:
+        pass
+
+    def record_ddl(self, position: dict[str, Any], database: str | None, ddl: str,
+                   changes: list[dict[str, Any]]) -> None:
+        pass
+
+    def signal_row(self, row: dict[str, Any], events: list[ChangeEvent], position: tuple[int, ...]) -> None:
+        pass
+
+    def observe(self, table: str, events: Any) -> None:
+        pass
+
+    def transaction_starts(self, position: tuple[int, str, int], events: list[ChangeEvent]) -> None:
+        pass
+
+
+def _changes(flavor: str) -> BinlogChanges:
+    settings = StreamSettings(prefix="dbz", flavor=flavor, include_query=False, include_schema_changes=True,
+                              only_captured_tables_ddl=False, only_captured_databases_ddl=False, signal_table=None,
+                              captured=lambda d, t: True, captured_database=lambda d: True)
+    emitter = ChangeEmitter(tombstones=True, skipped=frozenset(), tracker=TransactionTracker("dbz.transaction"))
+    return BinlogChanges(start=BinlogPosition("bin.000001", 4), schema=MySqlSchema(), emitter=emitter,
+                         schema_events=SchemaChangeEvents("dbz", flavor, source_schema(flavor)),
+                         gtids=DeliveredGtids(flavor == "mariadb", None), settings=settings, hooks=Hooks())
+
+
+def _query(text: str, end: int, size: int = 40) -> Any:
+    return SimpleNamespace(query=text, schema=b"lab", timestamp=1, slave_proxy_id=7, event_size=size,
+                           packet=SimpleNamespace(log_pos=end, server_id=1))
+
+
+def test_xa_end_ends_the_prepared_group() -> None:
+    """MySQL without GTIDs: XA START opens the group, XA END closes it (the XA_PREPARE event after
+    it is not read), the later XA COMMIT only moves the position."""
+    changes = _changes("mysql")
+    events: list[ChangeEvent] = []
+    assert changes._on_query(_query("XA START X'31',X'',1", 100), STREAM, events) is Step.NONE
+    assert changes.tx.active and changes.tx.pos == 100 - 40 - 19
+    changes.emitter.begin(events, "bin.000001:41", 1000)  # what the first rows event does
+    assert changes._on_query(_query("XA END X'31',X'',1", 200), STREAM, events) is Step.COMMITTED
+    assert [e.value["status"] for e in events] == ["BEGIN", "END"]  # type: ignore[index]
+    assert not changes.tx.active and changes.position.pos == 200
+    assert changes._on_query(_query("XA COMMIT X'31',X'',1", 300), STREAM, events) is Step.COMMITTED
+    assert len(events) == 2 and changes.position.pos == 300
+    assert not changes.emitter.in_transaction
+
+
+def test_xa_rollback_and_recover_are_not_ddl() -> None:
+    changes = _changes("mariadb")
+    events: list[ChangeEvent] = []
+    assert changes._on_query(_query("XA ROLLBACK X'31',X'',1", 120), STREAM, events) is Step.COMMITTED
+    assert changes._on_query(_query("XA RECOVER", 160), STREAM, events) is Step.NONE
+    assert events == [] and changes.position.pos == 120
+
+
+def test_two_digit_years_in_encoded_rows() -> None:
+    days = (date(50, 5, 5) - date(1970, 1, 1)).days
+    assert two_digit_years([(b'{"id":1,"d":%d}' % days, None)])
+    assert two_digit_years([(b'{"id":1,"dt":%d}' % (days * 86_400_000), None)])  # DATETIME(0-3)
+    assert two_digit_years([(b'{"dt":%d,"id":1}' % (days * 86_400_000_000), None)])  # DATETIME(4-6)
+    century = (date(100, 1, 1) - date(1970, 1, 1)).days
+    assert not two_digit_years([(b'{"id":-5,"d":%d,"n":-1234567}' % century, None)])
+    assert not two_digit_years([(b'{"id":1,"d":19723}', None), (b'{"id":2,"d":null}', None)])
