@@ -97,6 +97,11 @@ class Config:
     properties: dict[str, Any]
     options: dict[str, Option] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        from cdc.config_providers import resolve
+
+        self.properties = resolve(self.properties)  # ${file:...}, ${env:...}, database.password.file
+
     def declare(self, options: Iterable[Option]) -> Config:
         for option in options:
             self.options[option.name] = option
@@ -178,8 +183,14 @@ CONNECT_PREFIXES = ("errors.deadletterqueue.", "admin.", "consumer.override.", "
                     "admin.override.", "internal.key.converter.", "internal.value.converter.")
 
 
+# A property whose name says it holds a secret, declared or not (a misspelled database.pasword, a
+# client's ssl.keystore.key): its value is never shown.
+_SECRET_NAME = re.compile(r"pass|pasw|pwd|secret|token|credential|jaas|private|user\.info|api[._-]?key|"
+                          r"(^|[._])key$|keystore\.(key|certificate)", re.I)
+
+
 def _looks_secret(name: str) -> bool:
-    return bool(re.search(r"password|secret|sasl\.jaas|token|credential", name, re.I))
+    return bool(_SECRET_NAME.search(name))
 
 
 _NOT_CONFIG = {".json": "JSON", ".yaml": "YAML", ".yml": "YAML"}
@@ -271,10 +282,11 @@ def parse_properties(text: str, origin: str = "properties") -> dict[str, str]:
                               f"does not have",
                               fix="write full names (database.hostname=...) without sections, or write the file as "
                                   "TOML and name it .toml")
-        if match:
-            out[match.group(1)] = match.group(2).replace("\\\\", "\\")
-        else:
-            out[logical] = ""
+        name, value = (match.group(1), match.group(2).replace("\\\\", "\\")) if match else (logical, "")
+        if name in out and out[name] != value:
+            log.warning("%s line %d sets %s again: the last value is used (as Java's Properties does)",
+                        origin, first, name)
+        out[name] = value
         logical = ""
     return out
 

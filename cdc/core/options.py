@@ -26,6 +26,8 @@ def connection_options(*, server: str, port: int, user: str, user_doc: str) -> t
         Option("database.port", int, port, f"Port of the {server}.", validator=tcp_port),
         Option("database.user", str, user, user_doc),
         Option("database.password", str, None, "Password of database.user.", secret=True),
+        Option("database.password.file", str, None, "A file holding the password of database.user, instead of "
+               "database.password (Kafka Connect's ${file:...} and ${env:...} config providers work too)."),
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import orjson
 
 from cdc.core.errors import SchemaHistoryError
+from cdc.core.private_files import open_append
 
 
 class SchemaHistory(Protocol):
@@ -56,7 +57,7 @@ class FileSchemaHistory:
             if not self._tail_checked:
                 _drop_torn_tail(self.path)  # else the new record would be glued to a half-written one
                 self._tail_checked = True
-            with open(self.path, "ab") as handle:
+            with open_append(self.path) as handle:  # 0600: DDL can name what is private
                 handle.write(orjson.dumps(entry) + b"\n")
                 handle.flush()
                 os.fsync(handle.fileno())

@@ -18,6 +18,7 @@ from cdc.config import Config, Option
 from cdc.core.encoded_rows import RecordPieces, write_spliced
 from cdc.core.errors import SinkError
 from cdc.core.header_converters import header_converter, headers_json
+from cdc.core.private_files import file_mode, open_append
 from cdc.core.records import EncodedRows, SinkRecord
 
 _FOLDER_FIX = ("make sink.files.directory (--output) a folder the user running cdc can create and write, "
@@ -29,6 +30,8 @@ _DISK_FIX = ("free space on that disk or make the folder writable, then run agai
 FILE_OPTIONS: tuple[Option, ...] = (
     Option("sink.files.directory", str, "out", "Folder of the JSON-lines files, one per topic."),
     Option("sink.files.fsync", bool, True, "fsync on every flush (turn off only for throw-away runs)."),
+    Option("sink.files.mode", str, "600", "File mode of the event files cdc creates (octal): readable by their owner "
+           "only, as they hold the captured rows; 640 or 644 to share them.", validator=file_mode),
 )
 
 
@@ -76,6 +79,7 @@ class FileSink:
         config.declare(FILE_OPTIONS)
         self.directory = Path(config.get("sink.files.directory"))
         self.fsync = bool(config.get("sink.files.fsync"))
+        self.mode = int(config.get("sink.files.mode"), 8)
         self.json_headers = header_converter(config).writes_json
         self._files: dict[str, IO[bytes]] = {}
         if self.directory.exists() and not self.directory.is_dir():
@@ -97,7 +101,7 @@ class FileSink:
             path = self.directory / f"{topic}.jsonl"
             try:
                 _drop_torn_tail(path)
-                handle = open(path, "ab", buffering=1 << 20)
+                handle = open_append(path, self.mode, buffering=1 << 20)
             except OSError as exc:
                 raise SinkError(f"cannot open {path}: {exc.strerror or exc}", fix=_FOLDER_FIX) from None
             self._files[topic] = handle
