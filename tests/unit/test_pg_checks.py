@@ -30,7 +30,7 @@ def test_wal_level_not_logical_names_the_fix() -> None:
 
 def test_missing_replication_attribute_names_the_fix() -> None:
     conn = FakeConnection({"wal_level": ("logical",), "rolreplication": (False,)})
-    with pytest.raises(SourceError, match="ALTER ROLE cdc WITH REPLICATION"):
+    with pytest.raises(SourceError, match='ALTER ROLE "cdc" WITH REPLICATION'):
         server_checks(conn, "cdc")  # type: ignore[arg-type]
 
 
