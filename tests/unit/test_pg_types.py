@@ -512,7 +512,9 @@ def test_array_schemas() -> None:
     assert field_schema(moods, -1, True, PRECISE) == {"type": "array", "items": {
         "type": "string", "optional": False, "name": "io.debezium.data.Enum", "version": 1,
         "parameters": {"allowed": "sad,ok,happy"}}, "optional": True}
-    assert text_converter(moods, -1, PRECISE)("{happy,NULL}") == ["happy", None]
+    # its elements' schema is not optional: with a NULL element the whole array is null, as Debezium writes it
+    assert text_converter(moods, -1, PRECISE)("{happy,NULL}") is None
+    assert text_converter(moods, -1, PRECISE)("{happy,ok}") == ["happy", "ok"]
     price = PgType(901, "price", "N", "d", base=builtin_type(1700), base_typmod=NUMERIC_10_2, schema="public")
     prices = PgType(900, "_price", "A", "b", element=price, schema="public")
     assert field_schema(prices, -1, True, PRECISE)["items"]["parameters"]["scale"] == "2"
