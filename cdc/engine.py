@@ -125,11 +125,25 @@ class Engine:
                 elif clean:
                     self.sink.flush()
             finally:
-                self.source.close()
-                self.sink.close()
-                self.offsets.close()
+                self._close_all(raising=clean)
         if self._failure is not None:
             raise self._failure
+
+    def _close_all(self, *, raising: bool) -> None:
+        """Close the source, the sink and the offset store, each whatever the others do. After a failure
+        (``raising`` False) an error while closing is logged, never raised: it would hide the cause."""
+        first: BaseException | None = None
+        for part, close in (("source", self.source.close), ("sink", self.sink.close),
+                            ("offset store", self.offsets.close)):
+            try:
+                close()
+            except Exception as exc:  # noqa: BLE001 - reported below
+                if raising and first is None:
+                    first = exc
+                else:
+                    log.warning("closing the %s failed too: %s", part, exc)
+        if first is not None:
+            raise first
 
     def _write_encoded(self, encoded: EncodedRows) -> None:
         """Rows the codec encoded: the template serialized once, the records spliced around it, by

@@ -151,5 +151,8 @@ class FileSink:
             self.flush()
         finally:
             for handle in self._files.values():
-                handle.close()
+                try:
+                    handle.close()
+                except OSError:
+                    pass  # a full disk fails the buffered bytes again: flush() said so already
             self._files.clear()
