@@ -1,5 +1,5 @@
-"""BinlogChanges on hand-made binlog events (no server): XA groups, and the look the stream takes at
-the compiled codec's rows for two-digit years."""
+"""BinlogChanges on hand-made binlog events (no server): XA groups; and the two-digit years the stream
+moves in the compiled codec's rows."""
 from __future__ import annotations
 
 from datetime import date
@@ -12,7 +12,7 @@ from cdc.core.schema_change import SchemaChangeEvents
 from cdc.core.transactions import TransactionTracker
 from cdc.sources.mysql.ddl import MySqlSchema
 from cdc.sources.mysql.gtids import DeliveredGtids
-from cdc.sources.mysql.native_rows import two_digit_years
+from cdc.sources.mysql.native_rows import YearAdjuster
 from cdc.sources.mysql.position import BinlogPosition
 from cdc.sources.mysql.source_info import source_schema
 from cdc.sources.mysql.stream import BinlogChanges, Step, StreamSettings
@@ -80,11 +80,23 @@ def test_xa_rollback_and_recover_are_not_ddl() -> None:
     assert events == [] and changes.position.pos == 120
 
 
-def test_two_digit_years_in_encoded_rows() -> None:
-    days = (date(50, 5, 5) - date(1970, 1, 1)).days
-    assert two_digit_years([(b'{"id":1,"d":%d}' % days, None)])
-    assert two_digit_years([(b'{"id":1,"dt":%d}' % (days * 86_400_000), None)])  # DATETIME(0-3)
-    assert two_digit_years([(b'{"dt":%d,"id":1}' % (days * 86_400_000_000), None)])  # DATETIME(4-6)
-    century = (date(100, 1, 1) - date(1970, 1, 1)).days
-    assert not two_digit_years([(b'{"id":-5,"d":%d,"n":-1234567}' % century, None)])
-    assert not two_digit_years([(b'{"id":1,"d":19723}', None), (b'{"id":2,"d":null}', None)])
+def _epoch(day: date) -> int:
+    return (day - date(1970, 1, 1)).days
+
+
+def test_two_digit_years_in_the_codecs_rows() -> None:
+    """The codec writes dates as stored; the adjuster moves years 0001-0099 of the date and
+    datetime fields it names, as enable.time.adjuster reads them, and nothing else."""
+    adjust = YearAdjuster({b'"d"': 1, b'"dt"': 86_400_000, b'"dt6"': 86_400_000_000})
+    stored, moved = _epoch(date(50, 5, 5)), _epoch(date(2050, 5, 5))
+    rows = [(b'{"id":-3,"d":%d,"dt":%d,"dt6":%d,"n":%d,"s":"x,\\"d\\":%d"}'
+             % (stored, stored * 86_400_000 + 1, stored * 86_400_000_000 - 1, stored, stored), {"id": -3})]
+    [(json, key)] = adjust(rows)
+    assert json == (b'{"id":-3,"d":%d,"dt":%d,"dt6":%d,"n":%d,"s":"x,\\"d\\":%d"}'
+                    % (moved, moved * 86_400_000 + 1, (moved - 1) * 86_400_000_000 + (86_400_000_000 - 1), stored,
+                       stored))
+    assert key == {"id": -3}
+    century = b'{"d":%d,"dt":-1,"dt6":null}' % _epoch(date(100, 1, 1))
+    assert adjust([(century, None)]) == [(century, None)]
+    seventies = b'{"d":%d}' % _epoch(date(85, 8, 5))
+    assert adjust([(seventies, None)]) == [(b'{"d":%d}' % _epoch(date(1985, 8, 5)), None)]

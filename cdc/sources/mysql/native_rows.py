@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 import orjson
@@ -106,31 +106,50 @@ def binlog_codec(state: TableState, mapped_columns: Sequence[Any], modes: my_typ
     return module.BinlogRowCodec(columns, keys)
 
 
-def dates_to_adjust(state: TableState) -> bool:
-    """The codec writes DATE and DATETIME as stored: with enable.time.adjuster a table with such
-    columns needs its encoded rows checked for years 0001-0099 (see ``two_digit_years``)."""
-    return state.modes.enable_time_adjuster and any(
-        my_types._kind(column, state.modes) in ("date", "datetime") for column in state.table.columns)
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+# Epoch days from 0001-01-01 up to 0100-01-01: the DATE/DATETIME values the time adjuster moves
+# (the codec writes year 0 as a missing value, as the Python way does).
+_EARLY_DAYS = (date(1, 1, 1).toordinal() - _EPOCH_ORDINAL, date(100, 1, 1).toordinal() - _EPOCH_ORDINAL)
 
 
-# Epoch days, milliseconds and microseconds from 0001-01-01 up to 0100-01-01: the values of a
-# DATE or DATETIME in the years the time adjuster moves (the codec writes year 0 as missing).
-_EARLY_DAYS = ((date(1, 1, 1) - date(1970, 1, 1)).days, (date(100, 1, 1) - date(1970, 1, 1)).days)
-_EARLY = tuple((_EARLY_DAYS[0] * unit, _EARLY_DAYS[1] * unit) for unit in (1, 86_400_000, 86_400_000_000))
-_NEGATIVE = re.compile(rb"-(\d{6,17})(?=[,}])")
+class YearAdjuster:
+    """The codec writes DATE and DATETIME as stored; with ``enable.time.adjuster`` (Debezium's
+    default) years 0001-0099 are two-digit years (``types._two_digit_year``). This moves such values
+    in the codec's JSON, found by their field names, so that those rows stay on the codec's way."""
 
+    __slots__ = ("_units", "_pattern")
 
-def two_digit_years(encoded: list[tuple[bytes, Any]]) -> bool:
-    """Whether a row the codec encoded may hold a DATE/DATETIME of the years 0001-0099 (a negative
-    number in their range; another column's may match too, which only costs the Python way)."""
-    for json, _ in encoded:
-        if b":-" not in json:
-            continue
-        for match in _NEGATIVE.finditer(json):
-            value = -int(match.group(1))
-            if any(low <= value < high for low, high in _EARLY):
-                return True
-    return False
+    def __init__(self, units: dict[bytes, int]) -> None:
+        self._units = units  # the JSON of a field name -> its value's units per day
+        names = b"|".join(re.escape(name) for name in units)
+        self._pattern = re.compile(rb"(?<=[{,])(" + names + rb"):(-\d+)")
+
+    @classmethod
+    def of(cls, state: TableState) -> YearAdjuster | None:
+        """The adjuster of a table version, or None: no such columns, or the adjuster is off."""
+        if not state.modes.enable_time_adjuster:
+            return None
+        units: dict[bytes, int] = {}
+        for index, name, convert, _ in state.spec:
+            kind = my_types._kind(state.table.columns[index], state.modes)
+            if kind == "date":
+                units[orjson.dumps(name)] = 1
+            elif kind == "datetime":  # milliseconds or microseconds, as its converter writes them
+                units[orjson.dumps(name)] = convert(datetime(1970, 1, 2))
+        return cls(units) if units else None
+
+    def __call__(self, encoded: list[tuple[bytes, Any]]) -> list[tuple[bytes, Any]]:
+        return [(self._pattern.sub(self._adjust, json), key) if b":-" in json else (json, key)
+                for json, key in encoded]
+
+    def _adjust(self, match: re.Match[bytes]) -> bytes:
+        unit = self._units[match.group(1)]
+        days, rest = divmod(int(match.group(2)), unit)
+        if not _EARLY_DAYS[0] <= days < _EARLY_DAYS[1]:
+            return match.group(0)
+        stored = date.fromordinal(days + _EPOCH_ORDINAL)
+        moved = my_types._civil_days(my_types._two_digit_year(stored.year), stored.month, stored.day)
+        return match.group(1) + b":" + str(moved * unit + rest).encode()
 
 
 class EventRows:

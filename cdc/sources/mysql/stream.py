@@ -33,7 +33,7 @@ from cdc.sources.mysql import binlog as bl
 from cdc.sources.mysql import rows
 from cdc.sources.mysql.ddl import DdlEvent, MySqlSchema, ignored_by_debezium
 from cdc.sources.mysql.gtids import DeliveredGtids
-from cdc.sources.mysql.native_rows import EventRows, binlog_codec, dates_to_adjust, two_digit_years
+from cdc.sources.mysql.native_rows import EventRows, YearAdjuster, binlog_codec
 from cdc.sources.mysql.position import BinlogPosition, position_key
 from cdc.sources.mysql.snapshot import SYSTEM_DATABASES
 from cdc.sources.mysql.source_info import source_block
@@ -126,9 +126,9 @@ class BinlogChanges:
         self.history_max: tuple[int, str, int] | None = None  # the last position the history holds
         self._skip_events = start.event  # rows events of the resumed transaction delivered before
         self._skip_rows = start.row
-        # binlog table id -> (table version, readers, the compiled codec or None, whether the codec's
-        # rows need a look for two-digit years to adjust)
-        self._layouts: dict[int, tuple[TableState, list[rows.Reader], Any, bool]] = {}
+        # binlog table id -> (table version, readers, the compiled codec or None, what moves the
+        # two-digit years of the codec's rows or None)
+        self._layouts: dict[int, tuple[TableState, list[rows.Reader], Any, YearAdjuster | None]] = {}
         self.native = False  # rows through the compiled codec (cdc.sources.mysql.native_rows) when it takes them
         self._fallback: Any = None  # cdc_native.Fallback
 
@@ -267,10 +267,11 @@ class BinlogChanges:
         codec = binlog_codec(state, mapped.columns, state.modes) if self.native else None
         if codec is not None:
             self._fallback = native_module().Fallback
-        self._layouts[event.table_id] = (state, readers, codec, codec is not None and dates_to_adjust(state))
+        self._layouts[event.table_id] = (state, readers, codec, YearAdjuster.of(state) if codec is not None else None)
         return Step.NONE
 
-    def _layout(self, event: Any, state: TableState, pos: int) -> tuple[TableState, list[rows.Reader], Any, bool]:
+    def _layout(self, event: Any, state: TableState, pos: int
+                ) -> tuple[TableState, list[rows.Reader], Any, YearAdjuster | None]:
         layout = self._layouts.get(event.table_id)
         if layout is None or layout[0] is not state:
             raise SourceError(f"rows of {state.qualified} at {self.file}:{pos} without their TABLE_MAP",
@@ -280,7 +281,7 @@ class BinlogChanges:
     def _rows(self, event: Any, state: TableState, pos: int) -> tuple[int, Callable[[int], Any]]:
         """The row images of a rows event: their number and image i as the event's row, through the
         compiled codec when the table has one and it takes the event, else decoded here."""
-        _, readers, codec, check_years = self._layout(event, state, pos)
+        _, readers, codec, adjust_years = self._layout(event, state, pos)
         data = event.packet.read(event.event_size - event.packet.read_bytes)
         if codec is not None:
             after = getattr(event, "columns_present_bitmap2", None) if isinstance(event, bl.UpdateRowsEvent) else None
@@ -289,12 +290,12 @@ class BinlogChanges:
             except self._fallback:
                 pass
             else:
-                # the codec does not adjust two-digit years (enable.time.adjuster): such events go the Python way
-                if not (check_years and two_digit_years(encoded)):
-                    native = EventRows(encoded, lambda: [state.row(image) for image in self._decode(event, state, pos,
-                                                                                                    data, readers)],
-                                       bool(state.envelope.key_fields))
-                    return len(native), native.row
+                if adjust_years is not None:  # the codec writes years 0001-0099 as stored
+                    encoded = adjust_years(encoded)
+                native = EventRows(encoded, lambda: [state.row(image) for image in self._decode(event, state, pos,
+                                                                                                data, readers)],
+                                   bool(state.envelope.key_fields))
+                return len(native), native.row
         images = self._decode(event, state, pos, data, readers)
         row = state.row
         return len(images), lambda index: row(images[index])
