@@ -161,8 +161,8 @@ def schema_statements(read: SchemaRead, server_charset: str | None, server_colla
         CREATE TABLE ... (SHOW CREATE TABLE)                   every table of that database
 
     Debezium goes through the databases of the tables it read, so a database without tables has no
-    schema change events; its statements are still recorded (``emitted`` False), so that the
-    tables created there later take its charset.
+    schema change events (``emitted`` False); the source still records those of a captured one, so
+    that the tables created there later take its charset.
     """
     charset = server_charset or "utf8mb4"
     statements: list[tuple[str, str | None, str, str | None, bool]] = [

@@ -570,6 +570,8 @@ class MySqlSource:
                     schema.apply(ddl, database or None)
                 if table is not None and self.only_captured_tables_ddl and not self.captured(database, table):
                     continue
+                if not emitted and not self.captured_database(database):
+                    continue  # an empty database: kept in the history only if captured (its charset)
                 self._record({**position, "snapshot_start": True} if index == 0 else position, database, ddl, changes)
                 if self.include_schema_changes and emitted:
                     source = source_block(self.flavor, self.prefix, database, table, ts_ms=int(time.time() * 1000),
