@@ -1,5 +1,6 @@
 """The ``cdc`` command.
 
+    cdc --version                    cdc's version, and whether the compiled row codec is installed
     cdc sources                      list installed source and sink plugins
     cdc postgres [options]           capture a PostgreSQL database (one command per source plugin)
     cdc run CONFIG                   run from a TOML or .properties file (Debezium property names)
@@ -21,24 +22,33 @@ Exit status: 0 when the pipeline stopped cleanly; 1 on an error, printed as ``cd
 why>`` and a ``fix:`` line (bad configuration, unreadable files, a server that refuses); 2 when the
 command line itself is wrong (argparse's usage message); 130 when aborted by a second Ctrl-C.
 An unexpected exception is a bug in cdc and still prints its traceback.
+
+Imports are deferred to the command that needs them: ``cdc --help`` imports no plugin, and a
+source's flags are declared only when its command is given (from its light option declarations,
+``registry.source_options``), so help and usage errors print without importing a database driver.
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from importlib.metadata import EntryPoint
+from typing import TYPE_CHECKING, Any
 
 from cdc import registry
-from cdc.config import CORE_OPTIONS, Option, load_file
-from cdc.core.errors import CdcError
-from cdc.core.source import ConfigError, TakesSignals
-from cdc.metrics import options_for, split_properties
-from cdc.pipeline import PASSTHROUGH_PREFIXES, source_name
+from cdc.core.errors import CdcError, ConfigError
+
+if TYPE_CHECKING:
+    from cdc.config import Option
+
+    _SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
+else:
+    _SubParsers = argparse._SubParsersAction
 
 log = logging.getLogger("cdc")
 
@@ -90,12 +100,92 @@ def _sink_options() -> list[Option]:
     return options
 
 
+class _Commands(_SubParsers):
+    """The sub-commands. A source's flags (its options, the sinks', the metrics') are declared only
+    when its command is the one given, so that no other command imports plugins to build them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.pending: dict[str, Callable[[], None]] = {}
+
+    def declare(self, name: str) -> None:
+        """Declare the flags of command ``name`` now (once)."""
+        declare = self.pending.pop(name, None)
+        if declare is not None:
+            declare()
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        if values:
+            self.declare(values[0])
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _codec() -> str:
+    """Which compiled row codec is installed, for ``cdc --version``."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        import cdc_native  # noqa: F401
+    except ImportError:
+        return "not installed (rows are converted in Python)"
+    for dist in ("cdc-debezium-native", "cdc-native"):  # the second: built by hand before the rename
+        try:
+            return f"cdc_native {version(dist)} ({dist})"
+        except PackageNotFoundError:
+            continue
+    return "cdc_native (installed)"
+
+
+class _Version(argparse.Action):
+    """``--version``: computed when asked for (reading metadata and the codec costs a few ms)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from cdc.version import DISTRIBUTION, VERSION
+
+        print(f"cdc {VERSION} ({DISTRIBUTION}, Python {sys.version.split()[0]})")
+        print(f"compiled row codec: {_codec()}")
+        parser.exit()
+
+
+def _declare_source(p: argparse.ArgumentParser, name: str, entry: EntryPoint) -> None:
+    """The flags of ``cdc <name>``: the core options, the source's own, the sinks', the metrics'."""
+    from cdc.config import CORE_OPTIONS
+    from cdc.metrics import options_for
+
+    try:
+        options = registry.source_options(name)
+        doc = registry.docstring(entry).strip().splitlines()
+    except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the CLI
+        p.description = f"(cannot be loaded: {exc})"
+        return
+    p.description = doc[0] if doc else None
+    p.add_argument("--config", help="read properties from this file first (TOML or .properties)")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="set any property")
+    seen: set[str] = set()
+    # A source may redeclare a core option (its own snapshot modes, its default time mode).
+    merged = {o.name: o for o in CORE_OPTIONS}
+    merged.update({o.name: o for o in options})
+    _add_options(p, list(merged.values()), seen)
+    _add_options(p, _sink_options(), seen)
+    _add_options(p, options_for(name), seen)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of the ``cdc`` command. A source command's flags are declared when that command is
+    parsed (:func:`declare_all` declares them all at once)."""
     parser = argparse.ArgumentParser(prog="cdc", description="Debezium-compatible change data capture in Python.")
+    parser.add_argument("--version", action=_Version, help="print cdc's version and whether the compiled row "
+                                                           "codec (cdc_native) is installed, and exit")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
     parser.add_argument("--log-format", choices=("text", "json"), default="text",
                         help="log lines as text, or as one JSON object each (time, level, logger, message, pipeline)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", action=_Commands)
+    assert isinstance(sub, _Commands)
     sub.add_parser("sources", help="list the installed source and sink plugins")
     run = sub.add_parser("run", help="run a pipeline from a config file (TOML or .properties)")
     run.add_argument("config", help="config file; the source is its 'source' property (or connector.class)")
@@ -122,28 +212,24 @@ def build_parser() -> argparse.ArgumentParser:
     slots.add_argument("--drop", metavar="NAME", help="drop this slot (refused while a process streams from it)")
     slots.add_argument("--json", action="store_true", help="print the list as JSON")
     slots.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a property")
-    sink_options = _sink_options()
     for name, entry in sorted(registry.available(registry.SOURCES).items()):
-        try:
-            source_cls = entry.load()
-        except Exception as exc:  # noqa: BLE001
-            sub.add_parser(name, help=f"(cannot be loaded: {exc})")
-            continue
-        doc = (source_cls.__doc__ or sys.modules[source_cls.__module__].__doc__ or "").strip().splitlines()
-        p = sub.add_parser(name, help=f"capture changes from {name}", description=doc[0] if doc else None)
-        p.add_argument("--config", help="read properties from this file first (TOML or .properties)")
-        p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="set any property")
-        seen: set[str] = set()
-        # A source may redeclare a core option (its own snapshot modes, its default time mode).
-        merged = {o.name: o for o in CORE_OPTIONS}
-        merged.update({o.name: o for o in getattr(source_cls, "options", ())})
-        _add_options(p, list(merged.values()), seen)
-        _add_options(p, sink_options, seen)
-        _add_options(p, options_for(name), seen)
+        p = sub.add_parser(name, help=f"capture changes from {name}")
+        sub.pending[name] = functools.partial(_declare_source, p, name, entry)
+    return parser
+
+
+def declare_all(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``parser`` with the flags of every source command declared (for tools that read them all)."""
+    for action in parser._actions:
+        if isinstance(action, _Commands):
+            for name in list(action.pending):
+                action.declare(name)
     return parser
 
 
 def _properties(args: argparse.Namespace) -> dict[str, Any]:
+    from cdc.config import load_file
+
     props: dict[str, Any] = {}
     config_file = getattr(args, "config", None)
     if config_file:
@@ -175,7 +261,9 @@ def _list_plugins() -> None:
 
 
 def _send_signal(args: argparse.Namespace, props: dict[str, Any]) -> int:
-    from cdc.config import Config
+    from cdc.config import CORE_OPTIONS, Config
+    from cdc.core.source import TakesSignals
+    from cdc.pipeline import PASSTHROUGH_PREFIXES, source_name
 
     source = source_name(props)
     props.pop("source", None)
@@ -240,6 +328,8 @@ def _setup_logging(args: argparse.Namespace) -> JsonFormatter | None:
 def _pipeline_source(args: argparse.Namespace, props: dict[str, Any]) -> str:
     if args.command not in ("run", "status", "slots"):
         return str(args.command)
+    from cdc.pipeline import source_name
+
     source = source_name(props)
     props.pop("source", None)
     props.pop("connector.class", None)
@@ -256,7 +346,7 @@ def _pipeline_source(args: argparse.Namespace, props: dict[str, Any]) -> str:
 
 def _run(source: str, props: dict[str, Any]) -> int:
     from cdc.engine import install_signal_handlers, tune_garbage_collector
-    from cdc.metrics import Monitoring
+    from cdc.metrics import Monitoring, split_properties
     from cdc.pipeline import build
 
     config = Monitoring.config(props, source)  # checked before anything is built

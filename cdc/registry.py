@@ -5,10 +5,17 @@ Sources register under ``cdc.sources``, sinks under ``cdc.sinks``, offset stores
 the same way as third-party packages, so a new database is a new distribution with an entry
 point. A plugin that fails to import is reported when it is asked for, not at discovery, so
 one broken plugin does not break the others.
+
+A source may also register its option declarations under ``cdc.source_options`` (same name, an
+object importable without the database driver): ``cdc <source> --help`` and the flags of a
+command line are then declared without importing the source itself (:func:`source_options`).
 """
 from __future__ import annotations
 
+import ast
 import difflib
+import importlib.util
+import sys
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
@@ -18,6 +25,7 @@ SOURCES = "cdc.sources"
 SINKS = "cdc.sinks"
 OFFSET_STORES = "cdc.offset_stores"
 SCHEMA_HISTORIES = "cdc.schema_histories"
+SOURCE_OPTIONS = "cdc.source_options"
 
 _KIND = {SOURCES: "source", SINKS: "sink", OFFSET_STORES: "offset store", SCHEMA_HISTORIES: "schema history"}
 
@@ -44,7 +52,7 @@ def load(group: str, name: str) -> Any:
     except ImportError as exc:
         raise PluginNotFoundError(
             f"the {kind} {name!r} ({entry.value}) cannot be imported: {exc}",
-            fix=f"install its extra, e.g. pip install 'cdc[{name}]'",
+            fix=f"install its extra, e.g. pip install 'cdc-debezium[{name}]'",
         ) from exc
 
 
@@ -65,3 +73,40 @@ def source_for_connector_class(connector_class: str) -> str:
         f"no installed source stands in for connector.class={connector_class!r}; installed sources: {known}",
         fix="install the package of that source, or set source = <one of the installed names> instead",
     )
+
+
+def source_options(name: str) -> tuple[Any, ...]:
+    """The option declarations (``cdc.config.Option``) of the source ``name``: from its
+    ``cdc.source_options`` entry point when it has one (a light module, no driver imported), else
+    the ``options`` of the source itself (loaded: a PluginNotFoundError when it cannot be)."""
+    light = available(SOURCE_OPTIONS).get(name)
+    if light is not None:
+        try:
+            return tuple(light.load())
+        except ImportError:
+            pass
+    return tuple(getattr(load(SOURCES, name), "options", ()))
+
+
+def docstring(entry: EntryPoint) -> str:
+    """The docstring of the object an entry point names, else of its module (``obj.__doc__ or
+    module.__doc__``); read from the module's source file when it is not imported yet, so that the
+    help of a command does not import a database driver."""
+    tree = None
+    if entry.module not in sys.modules:
+        try:
+            spec = importlib.util.find_spec(entry.module)
+            origin = spec.origin if spec is not None else None
+            if origin and origin.endswith(".py"):
+                with open(origin, encoding="utf-8") as file:
+                    tree = ast.parse(file.read())
+        except (ImportError, OSError, SyntaxError, ValueError):
+            tree = None
+    if tree is not None and entry.module not in sys.modules:  # (finding it may have imported its package)
+        module_doc = ast.get_docstring(tree, clean=False) or ""
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef | ast.FunctionDef) and node.name == entry.attr:
+                return ast.get_docstring(node, clean=False) or module_doc
+        return module_doc
+    obj = entry.load()
+    return getattr(obj, "__doc__", None) or getattr(sys.modules.get(entry.module), "__doc__", None) or ""
