@@ -5,9 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
 mkdir -p .local
-if ! "$python" -m pip install -q --disable-pip-version-check -e . >.local/pip.log 2>&1; then
-  cat .local/pip.log >&2; echo "pip install failed (log above)" >&2; exit 1
-fi
+# cdc (editable) and its compiled row codec: built here once when cargo is present (a minute or two),
+# else from the package index where it has a wheel, else rows are converted in Python.
+PYTHON="$python" bash scripts/wheels.sh --develop ""
 bash scripts/postgres.sh start
 dsn=$(bash scripts/postgres.sh dsn)
 port=${CDC_PG_PORT:-54329}

@@ -16,23 +16,11 @@ if ! command -v odbcinst >/dev/null || ! odbcinst -q -d 2>/dev/null | grep -q Fr
   echo "installing unixODBC and FreeTDS (the SQL Server source's ODBC driver) from Debian's packages" >&2
   apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq unixodbc tdsodbc >/dev/null
 fi
-if ! "$python" -m pip install -q --disable-pip-version-check -e ".[$extras]" >.local/pip.log 2>&1; then
-  cat .local/pip.log >&2; echo "pip install failed (log above)" >&2; exit 1
-fi
-# The compiled row codec (native/, Rust): optional; without it rows are converted in Python.
-if command -v cargo >/dev/null; then
-  stamp=$(cat native/Cargo.toml native/pyproject.toml native/src/*.rs | sha1sum | cut -c1-12)
-  if [ "$(cat .local/native.stamp 2>/dev/null)" != "$stamp" ] || ! "$python" -c "import cdc_native" 2>/dev/null; then
-    echo "building the compiled row codec (native/, Rust)..." >&2
-    if "$python" -m pip install -q --disable-pip-version-check ./native >.local/native.log 2>&1; then
-      echo "$stamp" >.local/native.stamp
-    else
-      echo "building native/ failed (.local/native.log): rows are converted in Python" >&2
-    fi
-  fi
-else
-  echo "no Rust toolchain (cargo): the compiled row codec is not built; rows are converted in Python" >&2
-fi
+# The project (editable, distribution cdc-debezium) with the compiled row codec (native/, Rust,
+# distribution cdc-debezium-native, which cdc-debezium depends on under Linux x86_64/aarch64): built
+# here when cargo is present (again only when native/ changed), else taken from the package index,
+# else left out (rows converted in Python). scripts/wheels.sh OUT builds the wheels users install.
+PYTHON="$python" bash scripts/wheels.sh --develop "$extras"
 bash scripts/postgres.sh start
 if [ -f scripts/mariadb.sh ] && [ "${CDC_SKIP_MARIADB:-0}" != 1 ]; then
   bash scripts/mariadb.sh start

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Build every wheel a user needs, or install this checkout with its compiled codec.
+#
+#   scripts/wheels.sh OUT
+#       into OUT: cdc_debezium-<v>-py3-none-any.whl (pure Python; it depends on the codec on Linux
+#       x86_64 and aarch64) and the codec's wheels for those: cdc_debezium_native-<v>-cp311-abi3-
+#       manylinux2014_<arch>.manylinux_2_17_<arch>.whl (glibc 2.17+) and ...-musllinux_1_2_<arch>.whl
+#       (musl 1.2+, Alpine), one abi3 wheel each for CPython 3.11+. The codec is built with maturin
+#       and linked by zig against the oldest libc of each tag, both installed from PyPI into a
+#       throwaway virtual environment; the Rust standard library of each target comes from rustup.
+#       CDC_WHEEL_TARGETS (Rust target triples) chooses others; empty: the pure-Python wheel only.
+#       Needs cargo (and rustup for the targets that are not the host's). Prints each wheel's size.
+#
+#   scripts/wheels.sh --develop [EXTRAS]
+#       pip install -e ".[EXTRAS]" for a source checkout: the codec first (`pip install ./native`,
+#       rebuilt only when native/ changed) when cargo is present; without cargo pip takes
+#       cdc-debezium-native from the package index, and where it cannot (not published there),
+#       cdc is installed without it and converts rows in Python.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python=${PYTHON:-python3}
+
+develop() {
+  local extras=$1 spec=. log=.local/pip.log
+  [ -n "$extras" ] && spec=".[$extras]"
+  mkdir -p .local
+  # An install from before the rename (distribution "cdc", codec "cdc-native") would shadow this one.
+  if "$python" -c 'import importlib.metadata as m, sys; sys.exit(0 if any(e.group == "cdc.sources" for e in m.distribution("cdc").entry_points) else 1)' 2>/dev/null; then
+    "$python" -m pip uninstall -q -y cdc >/dev/null 2>&1 || true
+  fi
+  "$python" -m pip uninstall -q -y cdc-native >/dev/null 2>&1 || true
+  if command -v cargo >/dev/null; then
+    local stamp
+    stamp=$(cat native/Cargo.toml native/Cargo.lock native/pyproject.toml native/src/*.rs | sha1sum | cut -c1-12)
+    if [ "$(cat .local/native.stamp 2>/dev/null)" != "$stamp" ] || ! "$python" -c "import cdc_native" 2>/dev/null \
+        || ! "$python" -m pip show -q cdc-debezium-native >/dev/null 2>&1; then
+      echo "building the compiled row codec (native/, Rust)..." >&2
+      if "$python" -m pip install -q --disable-pip-version-check ./native >.local/native.log 2>&1; then
+        echo "$stamp" >.local/native.stamp
+      else
+        echo "building native/ failed (.local/native.log): rows are converted in Python" >&2
+      fi
+    fi
+  else
+    echo "no Rust toolchain (cargo): the compiled row codec is taken from the package index where it has a wheel" >&2
+  fi
+  if "$python" -m pip install -q --disable-pip-version-check -e "$spec" >"$log" 2>&1; then
+    return 0
+  fi
+  if ! grep -q "cdc-debezium-native" "$log"; then
+    cat "$log" >&2; echo "pip install failed (log above)" >&2; return 1
+  fi
+  # The codec is neither built here nor to be had from the index: everything else, then cdc itself.
+  echo "cdc-debezium-native is not available here: installing cdc without it (rows converted in Python)" >&2
+  "$python" - "$extras" >.local/requirements.txt <<'PY'
+import sys, tomllib
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+requirements = list(project["dependencies"])
+for extra in filter(None, sys.argv[1].split(",")):
+    requirements += project["optional-dependencies"][extra]
+print("\n".join(r for r in requirements if not r.startswith("cdc-debezium-native")))
+PY
+  if ! { "$python" -m pip install -q --disable-pip-version-check -r .local/requirements.txt \
+         && "$python" -m pip install -q --disable-pip-version-check --no-deps -e .; } >"$log" 2>&1; then
+    cat "$log" >&2; echo "pip install failed (log above)" >&2; return 1
+  fi
+}
+
+if [ "${1:-}" = "--develop" ]; then
+  develop "${2:-}"
+  exit
+fi
+
+out=${1:?usage: scripts/wheels.sh OUT | scripts/wheels.sh --develop [EXTRAS]}
+targets=${CDC_WHEEL_TARGETS-x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+tools=$(mktemp -d)
+trap 'rm -rf "$tools"' EXIT
+"$python" -m venv "$tools/venv"
+if [ -n "$targets" ]; then
+  command -v cargo >/dev/null || { echo "wheels.sh: needs a Rust toolchain (cargo) to build the codec" >&2; exit 1; }
+  echo "installing maturin and zig (PyPI) into a throwaway virtual environment..." >&2
+  "$tools/venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.5,<2" "ziglang>=0.13,<0.18" >&2
+fi
+export PATH="$tools/venv/bin:$PATH"
+for target in $targets; do
+  case $target in
+    *-linux-musl) compatibility=musllinux_1_2 ;;
+    *) compatibility=manylinux2014 ;;
+  esac
+  if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx "$target"; then
+    echo "adding the Rust standard library for $target (rustup)..." >&2
+    rustup target add "$target" >&2
+  fi
+  echo "building cdc-debezium-native for $target ($compatibility; a minute or more on a cold cache)..." >&2
+  maturin build --release --manifest-path native/Cargo.toml --target "$target" --zig \
+    --compatibility "$compatibility" --out "$out" >&2
+done
+echo "building the pure-Python wheel of cdc-debezium..." >&2
+"$tools/venv/bin/pip" wheel -q --disable-pip-version-check --no-deps --wheel-dir "$out" . >&2
+for wheel in "$out"/*.whl; do
+  printf '%s\t%s bytes\n' "$(basename "$wheel")" "$(stat -c %s "$wheel")"
+done
