@@ -9,7 +9,7 @@
 # small executors); `python -m cdc.spark.cluster URL` runs a smoke job that says where it ran.
 #
 # What a real (multi-machine) cluster needs, beyond what this script does for one machine:
-#   - every executor host runs Python 3.11 with `pip install 'cdc[spark]'` (pyspark 4.2.0,
+#   - every executor host runs Python 3.11 with `pip install 'cdc-debezium[spark]'` (pyspark 4.2.0,
 #     pyarrow, cdc itself): Python Data Source readers and UDFs run there, and must import cdc;
 #     the driver tells executors which interpreter to run (PYSPARK_PYTHON / spark.pyspark.python),
 #     so that path must exist on every host;
@@ -68,7 +68,7 @@ check_tools() {
   # An absolute path: the workers (and the executors they launch) must run this very interpreter.
   python=$("$python" -c 'import sys; print(sys.executable)')
   spark_home=$("$python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))' 2>/dev/null) \
-    || fail "pyspark is not installed for $python (pip install 'cdc[spark]')"
+    || fail "pyspark is not installed for $python (pip install 'cdc-debezium[spark]')"
   [ -x "$spark_home/bin/spark-class" ] || fail "no bin/spark-class in $spark_home: a broken pyspark install?"
 }
 

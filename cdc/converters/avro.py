@@ -63,7 +63,7 @@ class AvroSerializer:
                  auto_register: bool = True, scrub_invalid_names: bool = False,
                  connect_meta_data: bool = True) -> None:
         if fastavro is None:
-            raise ConfigError("the Avro converter needs fastavro", fix="pip install 'cdc[avro]'")
+            raise ConfigError("the Avro converter needs fastavro", fix="pip install 'cdc-debezium[avro]'")
         self.registry = registry
         self.is_key = is_key
         self.strategy = strategy

@@ -27,7 +27,7 @@ class AvroReader:
 
     def __init__(self, registry_url: str, user_info: str | None = None) -> None:
         if fastavro is None:
-            raise ConfigError("reading Avro needs fastavro", fix="pip install 'cdc[avro]'")
+            raise ConfigError("reading Avro needs fastavro", fix="pip install 'cdc-debezium[avro]'")
         self._registry = SchemaRegistry.from_url_list(registry_url, user_info, "user_info" if user_info else "url")
         self._writers: dict[int, Any] = {}
 

@@ -6,7 +6,7 @@
 Same jars (Delta, Kafka connector, from ``scripts/spark-jars.sh``), same interpreter for the
 Python workers (``PYSPARK_PYTHON``, default: this one's ``sys.executable``), small executors.
 On a real cluster that interpreter path must exist on every executor host, with
-``pip install 'cdc[spark]'``; see the comment at the top of ``scripts/spark-cluster.sh``.
+``pip install 'cdc-debezium[spark]'``; see the comment at the top of ``scripts/spark-cluster.sh``.
 
 ``python -m cdc.spark.cluster URL`` runs a smoke job and prints, as JSON, where its partitions
 ran (executor, process, host, Python, whether ``cdc`` imports there).

@@ -8,7 +8,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
-    pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'cdc[spark]')")
+    pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'cdc-debezium[spark]')")
     import shutil
 
     if shutil.which("java") is None:

@@ -29,9 +29,9 @@ from cdc.core.records import ChangeEvent, SinkRecord
 from tests.conftest import ROOT
 from tests.integration.kafka_fixtures import kafka_bootstrap, read_topic, topic_prefix  # noqa: F401 - fixtures
 
-fastavro = pytest.importorskip("fastavro", reason="fastavro is not installed (pip install 'cdc[avro]')")
+fastavro = pytest.importorskip("fastavro", reason="fastavro is not installed (pip install 'cdc-debezium[avro]')")
 pytest.importorskip("confluent_kafka.schema_registry.avro",
-                    reason="confluent-kafka's Avro support is not installed (pip install 'cdc[avro]')")
+                    reason="confluent-kafka's Avro support is not installed (pip install 'cdc-debezium[avro]')")
 
 from confluent_kafka.schema_registry import SchemaRegistryClient  # noqa: E402
 from confluent_kafka.schema_registry.avro import AvroDeserializer  # noqa: E402

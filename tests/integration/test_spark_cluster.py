@@ -43,7 +43,7 @@ def daemon_pids() -> dict[str, str]:
 def spark_cluster() -> Iterator[str]:
     """The cluster's master URL. Stopped at the end of the test session if this fixture started
     it; a cluster that was already running is left as it was."""
-    pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'cdc[spark]')")
+    pytest.importorskip("pyspark", reason="pyspark is not installed (pip install 'cdc-debezium[spark]')")
     if shutil.which("java") is None:
         pytest.skip("no Java: a Spark cluster needs a JVM (apt-get install openjdk-17-jre-headless)")
     was_running = cluster("status", timeout=30).returncode == 0

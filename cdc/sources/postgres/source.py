@@ -394,7 +394,7 @@ class PostgresSource:
                                              lambda query: query.as_string(self._catalog_conn()))
         except ImportError:
             log.warning("adbc-driver-postgresql is not installed: snapshot chunks are converted in Python "
-                        "(pip install 'cdc[spark]')")
+                        "(pip install 'cdc-debezium[spark]')")
             return None
         return None if result is None else (result, self._chunk_source(table, plan))
 

@@ -114,7 +114,7 @@ def _import_pyodbc() -> Any:
         if "libodbc" in str(exc):
             raise SourceError(f"pyodbc cannot load the ODBC driver manager: {exc}",
                               fix="apt-get install unixodbc, then " + DRIVER_FIX) from None
-        raise SourceError(f"pyodbc is not installed: {exc}", fix="pip install 'cdc[sqlserver]'") from None
+        raise SourceError(f"pyodbc is not installed: {exc}", fix="pip install 'cdc-debezium[sqlserver]'") from None
     return pyodbc
 
 
