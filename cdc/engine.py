@@ -161,7 +161,12 @@ class Engine:
 
     def _commit_after_error(self, offset: dict[str, Any]) -> None:
         """The batches before the failure were written whole: store their offset if the sink can
-        still flush them, so a restart repeats less. The original error is what the user sees."""
+        still flush them, so a restart repeats less. The original error is what the user sees.
+        Not when the sink commits records and offsets together (exactly once): its open transaction
+        may hold part of the batch that failed, so it is aborted and the restart resumes from the
+        last committed offset."""
+        if getattr(self.sink, "transactional", False):
+            return
         try:
             self._commit(offset)
         except Exception as exc:  # noqa: BLE001

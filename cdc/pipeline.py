@@ -16,6 +16,7 @@ from cdc.core.errors import ConfigError
 from cdc.core.offsets import FileOffsetStore, OffsetStore
 from cdc.core.snapshot_restart import ATTEMPT_KEY
 from cdc.engine import Engine
+from cdc.kafka import exactly_once
 from cdc.transforms.chain import TransformChain
 
 log = logging.getLogger(__name__)
@@ -82,14 +83,18 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
     if store_kind not in ("file", CONNECT_FILE_STORE):
         factory = registry.load(registry.OFFSET_STORES, store_kind)
         config.declare(getattr(factory, "options", ()))
+    config.declare(exactly_once.EXACTLY_ONCE_OPTIONS)
     config.validate(PASSTHROUGH_PREFIXES)
     log.info("configuration: %s", config.masked())
+    exactly = exactly_once.mode(config, sink_cls, store_kind)  # a required one that cannot be: ConfigError
     offsets = SourceOffsetStore(offset_store(config), source_name, source_cls, config.get("name"))
     if isinstance(offsets.store, (FileOffsetStore, ConnectFileOffsetStore)):  # a Kafka store is read once, at start
         offsets.store.check()
         offsets.load()
     source = source_cls(config)
     sink = sink_cls(config) if sink is None else sink
+    if exactly:  # the sink's producer turns transactional; the offset store commits its transactions
+        exactly_once.enable(exactly, config, sink, offsets.store)
     context = None
     if config.get("extended.headers.enabled"):
         context = ContextHeaders(config.get("topic.prefix"), lambda: getattr(source, "connector_name", source_name))

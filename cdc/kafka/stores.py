@@ -6,6 +6,10 @@
   reader of Connect's offsets topic finds the familiar shape; the value is the offset JSON.
   ``load`` reads every partition to its end and keeps the last value of our key (one key
   always lands in one partition, so its order holds). ``save`` returns once Kafka acknowledged.
+  Reads are ``read_committed`` and go to the high watermark, past any open transaction: an
+  aborted transaction's offset is never resumed from, and a committed one after another
+  writer's open transaction is not missed. With ``exactly.once.support`` the offset goes
+  through the sink's transactional producer (``commit_through``), committing its transaction.
 * Schema history: ``schema.history.internal.kafka.topic``, one partition (the order of DDL
   matters), ``retention.ms=-1``, records without a key as Debezium writes them. ``entries``
   reads it from the beginning to the end offset at the time of the call. A topic with more
@@ -25,7 +29,9 @@ import orjson
 
 from cdc.config import Config, Option
 from cdc.core.errors import CdcError, OffsetStoreError, SchemaHistoryError, SinkError
+from cdc.core.records import SinkRecord
 from cdc.kafka.client import FLUSH_WAIT_S, bootstrap_servers, check_reachable, client_settings, connect_timeout_s
+from cdc.kafka.exactly_once import INSTANCE, INSTANCE_HEADER
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +48,9 @@ HISTORY_OPTIONS: tuple[Option, ...] = (
 )
 
 READ_STALL_S = 60.0  # a read that gets nothing for this long while the topic has more is an error
+# A read stopped by another writer's open transaction waits for its end; Kafka aborts any transaction
+# after at most transaction.max.timeout.ms (15 minutes by default).
+OPEN_TRANSACTION_WAIT_S = 16 * 60.0
 
 
 class _Topic:
@@ -120,40 +129,68 @@ class _Topic:
         except KafkaException as exc:
             raise OSError(exc.args[0].str() if exc.args else str(exc)) from None
 
-    def _read(self) -> Iterator[Any]:
-        from confluent_kafka import Consumer, KafkaError, TopicPartition
+    def _ends(self) -> tuple[dict[int, int], list[Any]]:
+        """The high watermark of each non-empty partition, and where it starts. A read_committed
+        client is told the last stable offset instead (where the first open transaction begins),
+        so the watermarks come from a read_uncommitted one."""
+        from confluent_kafka import Consumer, TopicPartition
 
-        consumer = Consumer({**self.settings, "group.id": "cdc-store-reader", "enable.auto.commit": False,
-                             "auto.offset.reset": "earliest", "enable.partition.eof": True})
+        probe = Consumer({**self.settings, "group.id": "cdc-store-reader", "isolation.level": "read_uncommitted"})
         try:
-            metadata = consumer.list_topics(self.topic, timeout=30).topics[self.topic]
+            metadata = probe.list_topics(self.topic, timeout=30).topics[self.topic]
             ends: dict[int, int] = {}
             starts = []
             for partition in metadata.partitions:
-                low, high = consumer.get_watermark_offsets(TopicPartition(self.topic, partition), timeout=30)
+                low, high = probe.get_watermark_offsets(TopicPartition(self.topic, partition), timeout=30)
                 if high > low:
                     ends[partition] = high
                     starts.append(TopicPartition(self.topic, partition, low))
-            if not ends:
-                return
+            return ends, starts
+        finally:
+            probe.close()
+
+    def _read(self) -> Iterator[Any]:
+        from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+        ends, starts = self._ends()
+        if not ends:
+            return
+        consumer = Consumer({**self.settings, "group.id": "cdc-store-reader", "enable.auto.commit": False,
+                             "auto.offset.reset": "earliest", "enable.partition.eof": True,
+                             "isolation.level": "read_committed"})
+        try:
             consumer.assign(starts)
             last_progress = time.monotonic()
+            held: dict[int, int] = {}  # partitions whose read stops at another writer's open transaction
+            warned = 0.0
             while ends:
                 message = consumer.poll(self.poll_s)
                 if message is None:
-                    if time.monotonic() - last_progress > READ_STALL_S:
-                        raise OSError(f"no data for {READ_STALL_S:.0f} s although partitions {sorted(ends)} have more")
+                    stalled = time.monotonic() - last_progress
+                    if held and set(held) == set(ends) and stalled < OPEN_TRANSACTION_WAIT_S:
+                        if stalled - warned > 30:
+                            warned = stalled
+                            log.warning("reading topic %s waits for an open transaction (another writer's) to end "
+                                        "at offsets %s; Kafka aborts it after its transaction.timeout.ms",
+                                        self.topic, held)
+                        continue
+                    if stalled > READ_STALL_S:
+                        raise OSError(f"no data for {stalled:.0f} s although partitions {sorted(ends)} have more")
                     continue
-                partition = message.partition()
+                partition = message.partition() or 0  # always set on a consumed message or EOF
                 error = message.error()
                 if error is not None:
                     if error.code() != KafkaError._PARTITION_EOF:
                         raise OSError(error.str())
-                    # At the log's end: nothing before our end offset is left (the last offsets
-                    # may hold no record to deliver, e.g. a transaction marker).
-                    done = partition in ends
+                    # At what can be read now: the end, or the start of an open transaction (the
+                    # offsets before it may hold no record to deliver, e.g. a transaction marker).
+                    done = partition in ends and (message.offset() or 0) >= ends[partition]
+                    if partition in ends and not done and held.get(partition) != message.offset():
+                        held[partition] = message.offset() or 0
+                        last_progress = time.monotonic()
                 else:
                     last_progress = time.monotonic()
+                    held.pop(partition, None)
                     if partition not in ends:
                         continue
                     yield message
@@ -161,6 +198,7 @@ class _Topic:
                 if done:
                     consumer.incremental_unassign([TopicPartition(self.topic, partition)])
                     del ends[partition]
+                    held.pop(partition, None)
         finally:
             consumer.close()
 
@@ -184,25 +222,64 @@ class KafkaOffsetStore:
         self.io = _Topic(client_settings(config), config.get("offset.storage.topic"), OffsetStoreError,
                          connect_timeout_s(config), "kafka.bootstrap.servers")
         self.io.ensure({"cleanup.policy": "compact"}, config.get("offset.storage.replication.factor"))
+        self._sink: Any = None  # exactly once: the Kafka sink whose transactions carry the offsets
+        self.instance = INSTANCE  # named in a header of the offsets committed through the sink
+
+    def commit_through(self, sink: Any) -> None:
+        """Exactly once (cdc.kafka.exactly_once): ``save`` writes the offset in the sink's open
+        transaction and commits it. The sink is on the same cluster (kafka.bootstrap.servers)."""
+        self._sink = sink
+        sink.other_instance = self.last_writer
 
     @property
     def topic(self) -> str:
         return self.io.topic
 
-    def load(self) -> dict[str, Any] | None:
-        found: dict[str, Any] | None = None
+    def _last(self) -> Any:
+        """The last committed record of our key, or None."""
+        last = None
         try:
             for message in self.io.read():
                 if message.key() == self.key:
-                    found = orjson.loads(message.value()) if message.value() is not None else None
-        except (OSError, orjson.JSONDecodeError) as exc:
+                    last = message
+        except OSError as exc:
             raise OffsetStoreError(f"cannot read offsets of {self.name} from topic {self.topic}: {exc}",
                                    fix="check the topic with a console consumer; moving to a new "
                                        "offset.storage.topic starts over (per snapshot.mode)") from None
+        return last
+
+    def load(self) -> dict[str, Any] | None:
+        last = self._last()
+        try:
+            found = orjson.loads(last.value()) if last is not None and last.value() is not None else None
+        except orjson.JSONDecodeError as exc:
+            raise OffsetStoreError(f"cannot read offsets of {self.name} from topic {self.topic}: {exc}",
+                                   fix="check the topic with a console consumer; moving to a new "
+                                       "offset.storage.topic starts over (per snapshot.mode)") from None
+        if found is not None and self._sink is not None:
+            self.save(found)  # the same offset, under this instance's name: an instance it fenced reads it
         return found
 
     def save(self, offset: dict[str, Any]) -> None:
+        if self._sink is not None:
+            self._sink.commit_transaction(SinkRecord(self.topic, self.key, orjson.dumps(offset),
+                                                     [(INSTANCE_HEADER, self.instance.encode())]))
+            return
         self.io.write(self.key, orjson.dumps(offset))
+
+    def last_writer(self, wait_s: float = 5.0) -> str | None:
+        """The instance that committed our last offset, when it is not this process: after being
+        fenced, the one that fenced us (it commits the offset it resumes from at its start)."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            last = self._last()
+            headers = dict(last.headers() or ()) if last is not None else {}
+            writer = headers.get(INSTANCE_HEADER)
+            if writer is not None and writer.decode(errors="replace") != self.instance:
+                return str(writer.decode(errors="replace"))
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.5)
 
     def close(self) -> None:
         self.io.close()
