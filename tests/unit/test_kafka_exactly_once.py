@@ -119,7 +119,7 @@ def test_after_an_error_a_transactional_sink_stores_no_offset(calls: list[str]) 
 # ---- on the mock cluster -------------------------------------------------------------------
 
 confluent_kafka = pytest.importorskip("confluent_kafka",
-                                      reason="confluent-kafka is not installed (pip install 'cdc[kafka]')")
+                                      reason="confluent-kafka is not installed (pip install 'cdc-debezium[kafka]')")
 
 
 class _Quiet:
