@@ -80,8 +80,9 @@ def _normalize_source(source: dict[str, Any], canon: Canon) -> None:
             # the next change starts (WAL layout, which varies from run to run) does not count
             source["sequence"] = json.dumps([canon("commit", parts[0]), canon("lsn", parts[1])])
     else:  # mysql, mariadb
+        # a position means something in its file only: after a rotation the numbers start over
+        source["pos"] = canon("pos", (source.get("file"), source.get("pos")))
         source["file"] = canon("file", source.get("file"))
-        source["pos"] = canon("pos", source.get("pos"))
         source["gtid"] = canon("gtid", source.get("gtid"))
         source["thread"] = canon("thread", source.get("thread"))
 

@@ -26,7 +26,7 @@ def dsn_for(db: str) -> str:
     return wl.postgres_dsn() if db == "postgres" else wl.mariadb_dsn()
 
 
-def record(name: str, work: Path, *, write: bool = True) -> list[dict]:
+def record(name: str, work: Path, *, write: bool = True, into: Path | None = None) -> list[dict]:
     workload = wl.load(name)
     dsn = dsn_for(workload.db)
     if workload.db == "mariadb":
@@ -34,8 +34,9 @@ def record(name: str, work: Path, *, write: bool = True) -> list[dict]:
     records = runners.run_debezium(workload, dsn, work / name)
     if not write:
         return records
-    wl.FIXTURES.mkdir(exist_ok=True)
-    with open(workload.fixture, "w", encoding="utf-8") as out:
+    fixture = (into / f"{name}.jsonl") if into is not None else workload.fixture
+    fixture.parent.mkdir(parents=True, exist_ok=True)
+    with open(fixture, "w", encoding="utf-8") as out:
         for r in records:
             out.write(json.dumps(r, ensure_ascii=False) + "\n")
     return records
@@ -50,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--versus-fixture", action="store_true",
                         help="run Debezium but keep the fixture: report how its output here differs from it "
                              "(does another server version change Debezium's events?)")
+    parser.add_argument("--server", help="record into fixtures/SERVER/ (a server version whose Debezium output "
+                                         "differs from the default fixtures', e.g. mariadb11.4)")
     parser.add_argument("--limit", type=int, default=25, help="differences shown per workload")
     args = parser.parse_args(argv)
     names = args.names or wl.names()
@@ -75,12 +78,13 @@ def main(argv: list[str] | None = None) -> int:
                         failed += 1
                     continue
                 else:
-                    theirs = record(name, Path(tmp))
+                    theirs = record(name, Path(tmp), into=wl.FIXTURES / args.server if args.server else None)
             except Exception as exc:  # noqa: BLE001 - report and go on with the others
                 print(f"{name}: Debezium run failed: {exc}", file=sys.stderr)
                 failed += 1
                 continue
-            print(f"{name}: {len(theirs)} records -> {wl.load(name).fixture.relative_to(wl.ROOT)}")
+            where = (wl.FIXTURES / args.server / f"{name}.jsonl") if args.server else wl.load(name).fixture
+            print(f"{name}: {len(theirs)} records -> {where.relative_to(wl.ROOT)}")
             if args.compare or args.only_compare:
                 workload = wl.load(name)
                 try:

@@ -3,10 +3,12 @@ MariaDB 11.4 LTS (at its defaults), started by scripts/postgres.sh and scripts/m
 Central's binaries (CDC_PG_VERSION, CDC_MARIADB_VERSION), or given by CDC_TEST_PG17_DSN,
 CDC_TEST_PG18_DSN, CDC_TEST_MARIADB11_DEFAULTS_DSN.
 
-Debezium's recorded fixtures (PostgreSQL 15, MariaDB 10.11) hold there too: its output on 17, 18 and
-11.4 was recorded again and compared (python -m tests.conformance.record --versus-fixture) and only
-pg_schema_evolution differs, at a place the comparison ignores already (after RENAME COLUMN, Debezium
-on 17+ keeps the key, as cdc does on every version).
+Debezium's PostgreSQL 15 fixtures hold on 17 and 18: its output there was recorded again and compared
+(python -m tests.conformance.record --versus-fixture) and only pg_schema_evolution differs, at a place the
+comparison ignores already (after RENAME COLUMN, Debezium on 17+ keeps the key, as cdc does on every
+version). MariaDB 11.4 has fixtures of its own (fixtures/mariadb11.4/, recorded with --server): it writes
+end_log_pos 0 in the events a transaction sends through the binlog cache, so Debezium's (and cdc's)
+source.pos of a rows event there is its transaction's start, where 10.11 gives the event's own.
 
 The test command runs a representative subset of workloads on each server; scripts/test-matrix.sh
 runs every workload on every server (CDC_MATRIX_ALL=1).
@@ -72,4 +74,4 @@ def server_dsn(server: str) -> str:
 def test_same_events_as_debezium_on_newer_servers(server: str, name: str, tmp_path: Path,
                                                   connect_reader: ConnectReader) -> None:
     variant = "NO_LOG" if name.startswith("mariadb_") else "default"  # MariaDB 11.4 at its own defaults
-    assert_same_as_debezium(name, variant, server_dsn(server), tmp_path, connect_reader)
+    assert_same_as_debezium(name, variant, server_dsn(server), tmp_path, connect_reader, server)

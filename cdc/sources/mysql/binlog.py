@@ -56,6 +56,12 @@ def event_end(event: Any) -> int:
     return int(event.packet.log_pos)
 
 
-def event_start(event: Any, stream: BinLogStreamReader) -> int:
+def event_start(event: Any, stream: BinLogStreamReader, default: int = 0) -> int:
+    """Where the event starts in its file. MariaDB 11.4 writes end_log_pos 0 in the events of a transaction
+    that went through the binlog cache (Annotate_rows, Table_map, Rows): for those ``default`` is taken
+    (the transaction's start, as Debezium reports them there)."""
+    end = int(event.packet.log_pos)
+    if end == 0:
+        return default
     checksum = 4 if getattr(stream, "_BinLogStreamReader__use_checksum", True) else 0
-    return int(event.packet.log_pos) - int(event.event_size) - _HEADER - checksum
+    return end - int(event.event_size) - _HEADER - checksum

@@ -324,7 +324,7 @@ class BinlogChanges:
     def _on_rows(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
         tx = self.tx
         if not tx.active:  # no BEGIN: a GTID group's rows after its DDL (CREATE ... SELECT), or no GTIDs
-            tx.start(self.file, bl.event_start(event, stream), tx.gtid)
+            tx.start(self.file, bl.event_start(event, stream, self.position.pos), tx.gtid)
         tx.row_events += 1
         if tx.row_events <= self._skip_events:
             return Step.NONE  # delivered before the restart
@@ -346,8 +346,8 @@ class BinlogChanges:
         state = self.hooks.table_state(event.schema, event.table)
         if state is None:
             raise SourceError(
-                f"rows of {event.schema}.{event.table} at {self.file}:{bl.event_start(event, stream)}, but no schema "
-                "is known for that table there (its CREATE is older than the schema history)",
+                f"rows of {event.schema}.{event.table} at {self.file}:{bl.event_start(event, stream, tx.pos)}, but no "
+                "schema is known for that table there (its CREATE is older than the schema history)",
                 fix="take a new snapshot (delete the offsets, or snapshot.mode=when_needed), or use snapshot.mode="
                     "recovery if the table has not changed since",
             )
@@ -364,7 +364,7 @@ class BinlogChanges:
         count, row = self._rows(event, state, tx.pos)
         # source.pos is the rows event's own position (the offset keeps the transaction's start)
         base = source_block(self.settings.flavor, self.settings.prefix, state.database, state.name, ts_ms=ts_ms,
-                            server_id=event.packet.server_id, file=tx.file, pos=bl.event_start(event, stream),
+                            server_id=event.packet.server_id, file=tx.file, pos=bl.event_start(event, stream, tx.pos),
                             gtid=tx.gtid, thread=tx.thread, query=tx.query if self.settings.include_query else None)
         pairs = kind is bl.UpdateRowsEvent
         for index in range(first_row, count // 2 if pairs else count):
