@@ -31,6 +31,7 @@ from cdc.core.schema_change import SchemaChangeEvents
 from cdc.core.transactions import java_hashmap_order
 from cdc.sources.mysql import binlog as bl
 from cdc.sources.mysql import rows
+from cdc.sources.mysql.binlog_compat import FL_ROLLBACK_ALTER_E1, FL_START_ALTER_E1
 from cdc.sources.mysql.ddl import DdlEvent, MySqlSchema, ignored_by_debezium
 from cdc.sources.mysql.gtids import DeliveredGtids
 from cdc.sources.mysql.native_rows import EventRows, YearAdjuster, binlog_codec
@@ -405,6 +406,10 @@ class BinlogChanges:
 
         # The rows of a CREATE TABLE ... SELECT follow in the same GTID group: they keep its GTID.
         self._advance(event, keep_gtid=True)
+        if getattr(event, "gtid_flags3", 0) & (FL_START_ALTER_E1 | FL_ROLLBACK_ALTER_E1):
+            # binlog_alter_two_phase: an ALTER is logged at its start and again at its COMMIT ALTER (or its
+            # ROLLBACK ALTER), each with the statement's text; the table changes at the commit only.
+            return
         truncated = truncated_table(ddl, database)
         if truncated is not None:  # a 't' event; no history record, no schema change event (as Debezium)
             state = self.hooks.table_state(*truncated) if settings.captured(*truncated) else None
