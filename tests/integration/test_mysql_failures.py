@@ -224,3 +224,30 @@ def test_server_restart_mid_stream_reconnects_and_resumes(mysql_server: dict[str
         sql(mysql_server, db, "INSERT INTO t VALUES (2)")
         got = p.wait_count(2, topic=f"dbz.{db}.t", timeout=90)
     assert [r["value"]["payload"]["after"]["id"] for r in got] == [1, 2]
+
+
+def test_two_readers_with_one_server_id(mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path) -> None:
+    """The server keeps one binlog reader per server id: the one pushed off says why and what to do; by
+    default each start draws its own id (5400-6400, as Debezium), so two pipelines run side by side."""
+    sql(mysql_server, mysql_db["db"], "CREATE TABLE t (id int PRIMARY KEY)")
+    fixed = {**mysql_db, "database.server.id": "5999", "snapshot.mode": "no_data"}
+    first = pipeline(fixed, tmp_path / "a")
+    with first:
+        first.wait_ready()
+        with pipeline(fixed, tmp_path / "b") as second:
+            second.wait_ready()
+            sql(mysql_server, mysql_db["db"], "INSERT INTO t VALUES (1)")
+            second.wait_count(1, topic=f"dbz.{mysql_db['db']}.t")
+            first.thread.join(60)
+    assert isinstance(first.error, SourceError), first.error
+    assert "another one registered with the same server id" in str(first.error)
+    assert "database.server.id" in (first.error.fix or "")
+    unset = {k: v for k, v in mysql_db.items() if k != "database.server.id"}
+    with pipeline({**unset, "snapshot.mode": "no_data"}, tmp_path / "c") as one, \
+            pipeline({**unset, "snapshot.mode": "no_data"}, tmp_path / "d") as two:
+        one.wait_ready()
+        two.wait_ready()
+        assert 5400 <= one.source.client_server_id <= 6400 and 5400 <= two.source.client_server_id <= 6400
+        if one.source.client_server_id != two.source.client_server_id:  # 1 chance in 1001 to draw the same
+            sql(mysql_server, mysql_db["db"], "INSERT INTO t VALUES (2)")
+            assert one.wait_count(1, topic=f"dbz.{mysql_db['db']}.t") and two.wait_count(1, topic=f"dbz.{mysql_db['db']}.t")

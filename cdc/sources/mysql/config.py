@@ -10,8 +10,10 @@ MYSQL_OPTIONS: tuple[Option, ...] = (
     *connection_options(server="MySQL / MariaDB server", port=3306, user="root",
                         user_doc="User with SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE and REPLICATION CLIENT."),
     NATIVE_ROWS_OPTION,
-    Option("database.server.id", int, 5400, "Server id this client registers with when it reads the binlog; "
-           "unique among the server's replicas."),
+    Option("database.server.id", int, None, "Server id this client registers with when it reads the binlog; "
+           "unique among the server's replicas (default: drawn at random from 5400-6400 at each start, as "
+           "Debezium does, so that two pipelines do not push each other off the server).",
+           validator=lambda value: None if 1 <= value <= 4294967295 else "must be from 1 to 4294967295"),
     Option("database.include.list", list, None, "Regular expressions of database names to capture.",
            validator=regular_expressions),
     Option("database.exclude.list", list, None, "Regular expressions of database names not to capture.",

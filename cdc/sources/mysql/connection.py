@@ -15,6 +15,7 @@ import pymysql
 
 from cdc.config import Config
 from cdc.core.errors import CdcError, RetriableSourceError, SourceError
+from cdc.core.quoting import mysql_literal
 from cdc.core.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
@@ -122,13 +123,18 @@ def translate(exc: BaseException, settings: ConnectionSettings, doing: str = "co
         return SourceError(f"{settings.where} offers no TLS, which database.ssl.mode={settings.ssl_mode} requires: "
                            f"{message}", fix="enable TLS on the server (have_ssl=YES), or set database.ssl.mode="
                                              "preferred (or disabled)")
+    if "same server_uuid/server_id" in str(message) or "same server id" in str(message).lower():
+        return SourceError(f"the server dropped this binlog reader: another one registered with the same server id "
+                           f"(database.server.id): {message}",
+                           fix="give every pipeline (and replica) reading this server its own database.server.id, or "
+                               "leave it unset: each start then draws one from 5400-6400, as Debezium does")
     if code == ER_ACCESS_DENIED:
         return SourceError(f"login to {settings.where} failed: {message}",
                            fix="check database.user and database.password")
     if code == ER_SPECIFIC_ACCESS_DENIED or code == ER_DBACCESS_DENIED:
         return SourceError(f"{doing}: user {settings.user!r} lacks a privilege: {message}",
                            fix=f"GRANT SELECT, RELOAD, SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, "
-                               f"REPLICATION CLIENT ON *.* TO '{settings.user}'@'%'")
+                               f"REPLICATION CLIENT ON *.* TO {mysql_literal(settings.user)}@'%'")
     if is_connection_lost(exc) or isinstance(exc, pymysql.err.OperationalError) and code is None:
         return RetriableSourceError(f"cannot reach the server at {settings.host}:{settings.port} ({doing}): {message}",
                                     fix="check that it runs and that database.hostname / database.port are right")
@@ -221,7 +227,8 @@ def _check_grants(conn: pymysql.connections.Connection, settings: ConnectionSett
                         and "REPLICATION SLAVE," in grants)]
     if missing:
         raise SourceError(f"user {settings.user!r} lacks {' and '.join(missing)} on *.*: it cannot read the binlog",
-                          fix=f"GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{settings.user}'@'<host>'")
+                          fix="GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO "
+                              f"{mysql_literal(settings.user)}@'<host>'")
 
 
 def binlog_position(conn: pymysql.connections.Connection) -> tuple[str, int]:

@@ -19,6 +19,7 @@ delivered, so nothing is lost and nothing acknowledged repeats.
 from __future__ import annotations
 
 import logging
+import random
 import time
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
@@ -123,7 +124,7 @@ class MySqlSource:
         self.prefix, self.max_batch = common.prefix, common.max_batch
         self.table_filter, self.column_filter = common.table_filter, common.column_filter
         self.key_spec = common.key_spec
-        self.client_server_id: int = config.get("database.server.id")
+        self.client_server_id: int = config.get("database.server.id") or random.randint(5400, 6400)
         self.snapshot_mode: str = normalize(config.get("snapshot.mode"))
         self.database_filter = NameFilter(config.get("database.include.list"), config.get("database.exclude.list"))
         self.modes = TypeModes.from_config(config)
