@@ -251,3 +251,25 @@ def test_two_readers_with_one_server_id(mysql_server: dict[str, Any], mysql_db: 
         if one.source.client_server_id != two.source.client_server_id:  # 1 chance in 1001 to draw the same
             sql(mysql_server, mysql_db["db"], "INSERT INTO t VALUES (2)")
             assert one.wait_count(1, topic=f"dbz.{mysql_db['db']}.t") and two.wait_count(1, topic=f"dbz.{mysql_db['db']}.t")
+
+
+def test_passwords_in_ddl_never_reach_history_events_or_logs(mysql_server: dict[str, Any], mysql_db: dict[str, str],
+                                                             tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    db = mysql_db["db"]
+    user = f"u{uuid.uuid4().hex[:8]}"
+    sql(mysql_server, db, "CREATE TABLE t (id int PRIMARY KEY)")
+    try:
+        with caplog.at_level("DEBUG"), pipeline({**mysql_db, "snapshot.mode": "no_data", "include.query": "true"},
+                                                tmp_path) as p:
+            p.wait_ready()
+            sql(mysql_server, db, f"CREATE USER '{user}'@'127.0.0.1' IDENTIFIED BY 'LeakMe_123'",
+                f"ALTER USER '{user}'@'127.0.0.1' IDENTIFIED BY 'LeakMe_456'",
+                f"SET PASSWORD FOR '{user}'@'127.0.0.1' = PASSWORD('LeakMe_789')",
+                "INSERT INTO t VALUES (1)")
+            got = p.wait_count(1, topic=f"dbz.{db}.t")
+            everything = json.dumps(p.sink.snapshot())
+    finally:
+        sql(mysql_server, db, f"DROP USER IF EXISTS '{user}'@'127.0.0.1'")
+    assert got and "LeakMe" not in everything and "LeakMe" not in caplog.text
+    history = (tmp_path / "history.jsonl").read_text()
+    assert "LeakMe" not in history and f"'{user}'@'127.0.0.1' IDENTIFIED BY '***'" in history

@@ -26,6 +26,7 @@ from cdc.core.envelope import now_ts
 from cdc.core.errors import SourceError
 from cdc.core.native_row import native_module
 from cdc.core.records import ChangeEvent
+from cdc.core.redact import redact_secrets
 from cdc.core.schema import TableId, parse_table_id
 from cdc.core.schema_change import SchemaChangeEvents
 from cdc.core.transactions import java_hashmap_order
@@ -176,7 +177,7 @@ class BinlogChanges:
         return Step.NONE
 
     def _on_rows_query(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
-        self.tx.query = event.query
+        self.tx.query = redact_secrets(event.query)
         return Step.NONE
 
     def _on_query(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
@@ -392,7 +393,8 @@ class BinlogChanges:
     # ---- DDL -----------------------------------------------------------------------------------
 
     def _ddl(self, event: Any, stream: Any, events: list[ChangeEvent]) -> None:
-        ddl = event.query
+        # CREATE/ALTER USER ... IDENTIFIED BY 'secret': masked before the history, an event or a log sees it
+        ddl = redact_secrets(event.query) or ""
         database = event.schema.decode() if isinstance(event.schema, bytes) else (event.schema or "")
         file, end, start = self.file, bl.event_end(event), bl.event_start(event, stream)
         settings = self.settings
