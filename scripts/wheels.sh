@@ -3,11 +3,13 @@
 #
 #   scripts/wheels.sh OUT
 #       into OUT: cdc_debezium-<v>-py3-none-any.whl (pure Python; it depends on the codec on Linux
-#       x86_64 and aarch64) and the codec's wheels for those: cdc_debezium_native-<v>-cp311-abi3-
-#       manylinux2014_<arch>.manylinux_2_17_<arch>.whl (glibc 2.17+) and ...-musllinux_1_2_<arch>.whl
-#       (musl 1.2+, Alpine), one abi3 wheel each for CPython 3.11+. The codec is built with maturin
-#       and linked by zig against the oldest libc of each tag, both installed from PyPI into a
-#       throwaway virtual environment; the Rust standard library of each target comes from rustup.
+#       x86_64/aarch64 and macOS x86_64/arm64) and the codec's wheels for those, one abi3 wheel
+#       each for CPython 3.11+: cdc_debezium_native-<v>-cp311-abi3-<tag>.whl with the tags
+#       manylinux2014_<arch>.manylinux_2_17_<arch> (glibc 2.17+), musllinux_1_2_<arch> (musl 1.2+,
+#       Alpine), macosx_10_12_x86_64 and macosx_11_0_arm64. The codec is built with maturin and
+#       linked by zig (against the oldest libc of each Linux tag; with zig's own macOS stubs, no
+#       SDK), both installed from PyPI into a throwaway virtual environment; the Rust standard
+#       library of each target comes from rustup. The macOS wheels are cross-built, never run here.
 #       CDC_WHEEL_TARGETS (Rust target triples) chooses others; empty: the pure-Python wheel only.
 #       Needs cargo (and rustup for the targets that are not the host's). Prints each wheel's size.
 #
@@ -72,7 +74,8 @@ if [ "${1:-}" = "--develop" ]; then
 fi
 
 out=${1:?usage: scripts/wheels.sh OUT | scripts/wheels.sh --develop [EXTRAS]}
-targets=${CDC_WHEEL_TARGETS-x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl}
+targets=${CDC_WHEEL_TARGETS-x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-unknown-linux-musl
+  aarch64-unknown-linux-musl x86_64-apple-darwin aarch64-apple-darwin}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 tools=$(mktemp -d)
@@ -86,16 +89,17 @@ fi
 export PATH="$tools/venv/bin:$PATH"
 for target in $targets; do
   case $target in
-    *-linux-musl) compatibility=musllinux_1_2 ;;
-    *) compatibility=manylinux2014 ;;
+    *-linux-musl) compatibility=(--compatibility musllinux_1_2) ;;
+    *-linux-gnu) compatibility=(--compatibility manylinux2014) ;;
+    *) compatibility=() ;;
   esac
   if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx "$target"; then
     echo "adding the Rust standard library for $target (rustup)..." >&2
     rustup target add "$target" >&2
   fi
-  echo "building cdc-debezium-native for $target ($compatibility; a minute or more on a cold cache)..." >&2
+  echo "building cdc-debezium-native for $target (a minute or more on a cold cache)..." >&2
   maturin build --release --manifest-path native/Cargo.toml --target "$target" --zig \
-    --compatibility "$compatibility" --out "$out" >&2
+    "${compatibility[@]}" --out "$out" >&2
 done
 echo "building the pure-Python wheel of cdc-debezium..." >&2
 "$tools/venv/bin/pip" wheel -q --disable-pip-version-check --no-deps --wheel-dir "$out" . >&2

@@ -34,9 +34,9 @@ def native_module() -> Any:
             if not _warned:
                 _warned = True
                 log.warning("the compiled row codec (cdc_native) is not installed: rows are converted in Python. "
-                            "pip install cdc-debezium brings it (cdc-debezium-native) on Linux x86_64 and aarch64 "
-                            "(glibc 2.17+ or musl 1.2+) with CPython 3.11+; elsewhere build it with a Rust "
-                            "toolchain: "
+                            "pip install cdc-debezium brings it (cdc-debezium-native) with CPython 3.11+ on Linux "
+                            "x86_64 and aarch64 (glibc 2.17+ or musl 1.2+) and macOS x86_64 and arm64; elsewhere "
+                            "build it with a Rust toolchain: "
                             "pip install ./native (in a source checkout)")
             return None
         _module = cdc_native

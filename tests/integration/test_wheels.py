@@ -14,11 +14,13 @@ import os
 import platform
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
 import tomllib
 import uuid
+import zipfile
 from pathlib import Path
 
 import psycopg
@@ -92,11 +94,13 @@ with open(sys.argv[1], "rb") as file:
 
 def test_the_wheels(wheels: Path, tmp_path: Path) -> None:
     """Every wheel is there; auditwheel confirms the manylinux tags (it cannot read musl wheels on
-    a glibc machine: those are checked for their machine and their one library, musl's libc.so)."""
+    a glibc machine: those are checked for their machine and their one library, musl's libc.so;
+    the macOS ones for their Mach-O CPU type)."""
     names = sorted(p.name for p in wheels.glob("*.whl"))
     assert f"cdc_debezium-{VERSION}-py3-none-any.whl" in names
     native = [n for n in names if n.startswith("cdc_debezium_native-")]
     expected = [f"cdc_debezium_native-{VERSION}-cp311-abi3-{tag}.whl" for tag in (
+        "macosx_10_12_x86_64", "macosx_11_0_arm64",
         "manylinux2014_aarch64.manylinux_2_17_aarch64", "manylinux2014_x86_64.manylinux_2_17_x86_64",
         "musllinux_1_2_aarch64", "musllinux_1_2_x86_64")]
     assert native == expected
@@ -105,7 +109,12 @@ def test_the_wheels(wheels: Path, tmp_path: Path) -> None:
     _run([str(tools / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", "auditwheel"], timeout=600)
     for name in native:
         arch = "x86_64" if "x86_64" in name else "aarch64"
-        if "manylinux" in name:
+        if "macosx" in name:  # a 64-bit Mach-O library of its CPU (cross-built: it cannot be run here)
+            with zipfile.ZipFile(wheels / name) as wheel:
+                (library,) = [n for n in wheel.namelist() if n.startswith("cdc_native/") and n.endswith(".so")]
+                magic, cpu = struct.unpack("<II", wheel.read(library)[:8])
+            assert (magic, cpu) == (0xFEEDFACF, {"x86_64": 0x01000007, "aarch64": 0x0100000C}[arch]), name
+        elif "manylinux" in name:
             shown = _run([str(tools / "bin" / "auditwheel"), "show", str(wheels / name)]).stdout
             assert f'"manylinux_2_17_{arch}"' in " ".join(shown.split()), shown
         else:
