@@ -13,6 +13,11 @@
 A crash anywhere re-delivers at most what was written after the last stored offset:
 at-least-once, in order. SIGINT/SIGTERM ask the source to stop; the engine then flushes and
 stores the last acknowledged offset before it returns.
+
+A retriable source error (a connection lost mid-snapshot or mid-stream, a server restarting) restarts
+the source from the stored offset under the retry policy (``errors.max.retries``,
+``retriable.restart.connector.wait.ms``), as Kafka Connect restarts a task: what was written and
+acknowledged stays, an interrupted snapshot is taken again.
 """
 from __future__ import annotations
 
@@ -21,13 +26,16 @@ import logging
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any, Protocol
 
 from cdc.core.converters import Converter
 from cdc.core.encoded_rows import record_pieces
+from cdc.core.errors import CdcError
 from cdc.core.offsets import OffsetStore
 from cdc.core.records import Batch, EncodedRows
+from cdc.core.retry import RetryPolicy
 from cdc.core.sink import Sink
 from cdc.core.source import Source
 from cdc.transforms.chain import TransformChain
@@ -56,6 +64,7 @@ class Engine:
         *,
         flush_interval_s: float = 1.0,
         transforms: TransformChain | None = None,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.source = source
         self.sink = sink
@@ -63,6 +72,7 @@ class Engine:
         self.offsets = offsets
         self.flush_interval_s = flush_interval_s
         self.transforms = transforms if transforms else None  # Kafka Connect's transforms=, before the converter
+        self.retry = retry  # None: a retriable source error ends the run too
         self._stopping = threading.Event()
         self._failure: BaseException | None = None  # why fail() stopped the run
         self.events_written = 0
@@ -87,11 +97,18 @@ class Engine:
         to_record = self.converter.to_record
         observer = self.observer
         clean = False
+
+        def commit_pending() -> None:  # before the source restarts: what it handed over is stored first
+            nonlocal pending
+            if pending is not None:
+                self._commit(pending)
+                pending = None
+
         try:
             offset = self.offsets.load()
             if offset is not None:
                 log.info("resuming from stored offset %s", offset)
-            for batch in self.source.stream(offset):
+            for batch in self._batches(offset, commit_pending):
                 if observer is not None:
                     observer.batch(batch)
                 events = self.transforms.apply_all(batch.events) if self.transforms else batch.events
@@ -128,6 +145,34 @@ class Engine:
                 self._close_all(raising=clean)
         if self._failure is not None:
             raise self._failure
+
+    def _batches(self, offset: dict[str, Any] | None, commit_pending: Callable[[], None]) -> Iterator[Batch]:
+        """The source's batches; after a retriable error the source starts again from the stored offset,
+        once the batches it handed over before the error are stored. The retry budget is renewed once
+        a restarted source delivers events again."""
+        attempt = 0
+        while True:
+            try:
+                for batch in self.source.stream(offset):
+                    if attempt and batch.events:
+                        attempt = 0
+                    yield batch
+                return
+            except CdcError as exc:
+                attempt += 1
+                if self.retry is None or not self.retry.should_retry(exc, attempt, self._stopping.is_set()):
+                    raise
+                log.warning("restarting the source from the stored offset: %s", exc.message)
+                self._close_quietly(self.source.close, "source")
+                commit_pending()
+                self.retry.pause("restarting the source", exc, attempt)
+                offset = self.offsets.load()
+
+    def _close_quietly(self, close: Any, part: str) -> None:
+        try:
+            close()
+        except Exception as exc:  # noqa: BLE001 - the source is restarted anyway
+            log.warning("closing the %s failed: %s", part, exc)
 
     def _close_all(self, *, raising: bool) -> None:
         """Close the source, the sink and the offset store, each whatever the others do. After a failure

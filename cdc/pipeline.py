@@ -14,6 +14,7 @@ from cdc.core.context_headers import ContextHeaders
 from cdc.core.converters import JsonConverter
 from cdc.core.errors import ConfigError
 from cdc.core.offsets import FileOffsetStore, OffsetStore
+from cdc.core.retry import RetryPolicy
 from cdc.core.snapshot_restart import ATTEMPT_KEY
 from cdc.engine import Engine
 from cdc.kafka import exactly_once
@@ -105,8 +106,9 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
         source.native_rows = True
         if hasattr(source, "encoded_batches"):
             source.encoded_batches = True  # the engine takes a snapshot's rows in encoded batches
+    retry = RetryPolicy.from_config(config) if "errors.max.retries" in config.options else None
     return Engine(source, sink, converter, offsets, flush_interval_s=config.get("offset.flush.interval.ms") / 1000,
-                  transforms=transforms)
+                  transforms=transforms, retry=retry)
 
 
 class SourceOffsetStore:

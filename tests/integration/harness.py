@@ -12,6 +12,7 @@ from cdc.core.converters import JsonConverter
 from cdc.core.header_converters import header_converter
 from cdc.core.offsets import FileOffsetStore
 from cdc.core.records import SinkRecord
+from cdc.core.retry import RetryPolicy
 from cdc.engine import Engine
 from cdc.sources.postgres import PostgresSource
 
@@ -72,7 +73,9 @@ class Pipeline:
                 self.source.encoded_batches = self.source.native_rows
         self.sink = sink or CollectingSink()
         converter = JsonConverter(self.config.get("value.converter.schemas.enable"), headers=header_converter(self.config))
-        self.engine = Engine(self.source, self.sink, converter, FileOffsetStore(offsets, "test"), flush_interval_s=0.1)
+        retry = RetryPolicy.from_config(self.config) if "errors.max.retries" in self.config.options else None
+        self.engine = Engine(self.source, self.sink, converter, FileOffsetStore(offsets, "test"), flush_interval_s=0.1,
+                             retry=retry)  # as cdc.pipeline.build
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
 

@@ -5,6 +5,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import sys
 import time
 import uuid
@@ -273,3 +274,43 @@ def test_passwords_in_ddl_never_reach_history_events_or_logs(mysql_server: dict[
     assert got and "LeakMe" not in everything and "LeakMe" not in caplog.text
     history = (tmp_path / "history.jsonl").read_text()
     assert "LeakMe" not in history and f"'{user}'@'127.0.0.1' IDENTIFIED BY '***'" in history
+
+
+def test_connection_killed_mid_snapshot_restarts_it(mysql_server: dict[str, Any], mysql_db: dict[str, str],
+                                                    tmp_path: Path) -> None:
+    """KILL of the snapshot's connection: no traceback, the source restarts from the stored offset under the
+    retry policy and takes the snapshot again; every row arrives."""
+    db = mysql_db["db"]
+    sql(mysql_server, db, "CREATE TABLE big (id int PRIMARY KEY, v varchar(100))",
+        "SET SESSION max_recursive_iterations = 100000",
+        "INSERT INTO big WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 60000) "
+        "SELECT n, REPEAT('x', 90) FROM s")
+    killed = threading.Event()
+
+    def kill_the_snapshot() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not killed.is_set():
+            with pymysql.connect(**mysql_server) as conn, conn.cursor() as cur:
+                cur.execute("SELECT id FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT * FROM %%big%%'")
+                row = cur.fetchone()
+                if row:
+                    cur.execute(f"KILL {row[0]}")
+                    killed.set()
+                    return
+            time.sleep(0.01)
+
+    killer = threading.Thread(target=kill_the_snapshot, daemon=True)
+    killer.start()
+    with pipeline({**mysql_db, "snapshot.fetch.size": "500", "retriable.restart.connector.wait.ms": "100"},
+                  tmp_path) as p:
+        def rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [r for r in records if r["topic"] == f"dbz.{db}.big" and r["value"] and r["value"]["payload"]["op"] == "r"]
+        got = p.wait_for(lambda records: len(rows(records)) >= 60000 and
+                         rows(records)[-1]["value"]["payload"]["source"]["snapshot"] == "last", timeout=120)
+    killer.join(5)
+    assert killed.is_set() and p.error is None
+    events = [r for r in got if r["topic"] == f"dbz.{db}.big" and r["value"]]
+    ops = [r["value"]["payload"]["op"] for r in events]
+    restart = ops.index("t")  # the second attempt starts the table with a truncate: drop the first one's rows
+    assert ops.count("t") == 1 and 0 < restart < 60000
+    assert sorted(r["key"]["payload"]["id"] for r in rows(events[restart:])) == list(range(1, 60001))

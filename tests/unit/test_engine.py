@@ -7,8 +7,9 @@ from typing import Any, Iterator, Sequence
 import pytest
 
 from cdc.core.converters import JsonConverter
-from cdc.core.errors import SinkError, SourceError
+from cdc.core.errors import RetriableSourceError, SinkError, SourceError
 from cdc.core.records import Batch, SinkRecord
+from cdc.core.retry import RetryPolicy
 from cdc.engine import Engine
 from tests.unit.test_emitter import envelope
 
@@ -118,3 +119,39 @@ def test_a_corrupt_offset_store_still_closes_source_and_sink() -> None:
     with pytest.raises(SourceError, match="corrupt"):
         Engine(source, sink, JsonConverter(), Corrupt(), flush_interval_s=0).run()
     assert source.closed and sink.closed
+
+
+class Flaky(Source):
+    """Hands over its batches, then loses its connection ``failures`` times before it ends."""
+
+    def __init__(self, batches: list[Batch], failures: int) -> None:
+        super().__init__(batches)
+        self.failures = failures
+
+    def stream(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
+        CALLS.append(f"stream from {offset}")
+        start = offset["n"] if offset else 0
+        for b in self.batches:
+            if b.offset is None or b.offset["n"] > start:
+                yield b
+        if self.failures:
+            self.failures -= 1
+            raise RetriableSourceError("connection lost")
+
+
+def test_a_retriable_source_error_restarts_the_source_from_the_stored_offset(calls: list[str]) -> None:
+    source, store = Flaky([batch(1), batch(2)], failures=2), Store()
+    retry = RetryPolicy(max_retries=3, first_wait_s=0, sleep=lambda s: None)
+    Engine(source, Sink(), JsonConverter(), store, flush_interval_s=3600, retry=retry).run()
+    starts = [c for c in calls if c.startswith("stream from")]
+    assert starts == ["stream from None", "stream from {'n': 2}", "stream from {'n': 2}"]
+    assert calls.count("write 1") == 2 and store.stored == {"n": 2}  # stored before each restart, nothing repeated
+
+
+def test_retries_end_with_the_error(calls: list[str]) -> None:
+    retry = RetryPolicy(max_retries=2, first_wait_s=0, sleep=lambda s: None)
+    with pytest.raises(RetriableSourceError, match="connection lost"):
+        Engine(Flaky([], failures=5), Sink(), JsonConverter(), Store(), flush_interval_s=0, retry=retry).run()
+    assert len([c for c in calls if c.startswith("stream from")]) == 3  # the first run and two restarts
+    with pytest.raises(SourceError, match="the log broke"):  # not retriable: at once
+        Engine(Source([], fail_after=True), Sink(), JsonConverter(), Store(), retry=retry).run()

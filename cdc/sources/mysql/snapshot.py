@@ -20,8 +20,13 @@ from typing import Any
 
 import pymysql
 
-from cdc.core.errors import SourceError
-from cdc.sources.mysql.connection import ER_ACCESS_DENIED, ER_SPECIFIC_ACCESS_DENIED, binlog_position
+from cdc.core.errors import RetriableSourceError, SourceError
+from cdc.sources.mysql.connection import (
+    ER_ACCESS_DENIED,
+    ER_SPECIFIC_ACCESS_DENIED,
+    binlog_position,
+    is_connection_lost,
+)
 
 log = logging.getLogger(__name__)
 
@@ -126,10 +131,15 @@ def finish(conn: pymysql.connections.Connection, point: SnapshotPoint) -> None:
 
 
 def estimate_rows(conn: pymysql.connections.Connection, database: str, table: str) -> int | None:
-    with conn.cursor() as cur:
-        cur.execute("SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
-                    (database, table))
-        row = cur.fetchone()
+    """The server's row estimate, for the progress display; None when it has none or cannot say (a
+    lost connection is reported by the read that follows, with its cause)."""
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+                        (database, table))
+            row = cur.fetchone()
+    except (pymysql.MySQLError, OSError, AttributeError):
+        return None
     return int(row[0]) if row and row[0] is not None else None
 
 
@@ -144,10 +154,28 @@ def select_rows(conn: pymysql.connections.Connection, database: str, table: str,
             if not rows:
                 return
             yield rows
-    except pymysql.MySQLError as exc:
+    except (pymysql.MySQLError, OSError) as exc:
+        if is_connection_lost(exc):
+            _abandon(cur)
+            raise RetriableSourceError(
+                f"the connection was lost during the snapshot of {database}.{table}: {exc.args[-1]}",
+                fix="check the server; on the next start the snapshot is taken again (each table starts with a "
+                    "truncate event, so consumers drop what they applied of this attempt)") from None
         raise SourceError(f"snapshot of {database}.{table} failed: {exc.args[-1]}") from None
     finally:
-        cur.close()
+        try:
+            cur.close()  # reads what is left of the result: fails on a connection already lost
+        except (pymysql.MySQLError, OSError, AttributeError):
+            pass
+
+
+def _abandon(cur: Any) -> None:
+    """An unbuffered result on a lost connection: pymysql would read the rest of it on close and when
+    garbage-collected, and print "Exception ignored" tracebacks; there is nothing left to read."""
+    result = getattr(cur, "_result", None)
+    if result is not None:
+        result.unbuffered_active = False
+    cur._result = None
 
 
 def schema_statements(read: SchemaRead, server_charset: str | None, server_collation: str | None
