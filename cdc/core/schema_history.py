@@ -20,6 +20,10 @@ from cdc.core.private_files import open_append
 
 
 class SchemaHistory(Protocol):
+    # After entries(): the last record if a crash cut it short (a file store only), else None. Whether
+    # it may be left out depends on the stored offset, which only the source knows.
+    torn_tail: bytes | None
+
     def record(self, entry: dict[str, Any]) -> None: ...
 
     def entries(self) -> Iterator[dict[str, Any]]: ...
@@ -30,6 +34,8 @@ class SchemaHistory(Protocol):
 
 
 class MemorySchemaHistory:
+    torn_tail: bytes | None = None
+
     def __init__(self) -> None:
         self.records: list[dict[str, Any]] = []
 
@@ -50,6 +56,7 @@ class FileSchemaHistory:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._tail_checked = False
+        self.torn_tail: bytes | None = None
 
     def record(self, entry: dict[str, Any]) -> None:
         try:
@@ -70,6 +77,7 @@ class FileSchemaHistory:
             ) from None
 
     def entries(self) -> Iterator[dict[str, Any]]:
+        self.torn_tail = None
         try:
             handle = open(self.path, "rb")
         except FileNotFoundError:
@@ -87,8 +95,9 @@ class FileSchemaHistory:
                     entry = orjson.loads(line)
                 except orjson.JSONDecodeError as exc:
                     if not line.endswith(b"\n"):
-                        # A torn last line from a crash mid-write: the DDL it described was not
-                        # acknowledged, so it will be read again from the log.
+                        # A torn last line from a crash mid-write: left out only if its DDL lies after the
+                        # stored offset (then it is read from the log again); the source decides.
+                        self.torn_tail = line
                         return
                     raise SchemaHistoryError(f"schema history {self.path} line {number} is corrupt: {exc}",
                                              fix=_CORRUPT_FIX) from None
@@ -152,3 +161,16 @@ def _drop_torn_tail(path: Path) -> None:
             handle.write(b"\n")
     except FileNotFoundError:
         return
+
+
+def torn_position(torn: bytes) -> dict[str, Any] | None:
+    """The position of a cut-off history record, if the cut left its ``position`` object whole."""
+    start = torn.find(b'"position":{')
+    end = torn.find(b"}", start) if start >= 0 else -1
+    if end < 0:
+        return None
+    try:
+        position = orjson.loads(torn[start + len(b'"position":'):end + 1])
+    except orjson.JSONDecodeError:
+        return None
+    return position if isinstance(position, dict) else None

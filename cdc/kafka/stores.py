@@ -290,6 +290,7 @@ class KafkaSchemaHistory:
 
     title = "Schema history in Kafka"
     options = HISTORY_OPTIONS
+    torn_tail: bytes | None = None  # a Kafka record is whole or absent
 
     def __init__(self, config: Config) -> None:
         config.declare(HISTORY_OPTIONS)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -314,3 +315,69 @@ def test_connection_killed_mid_snapshot_restarts_it(mysql_server: dict[str, Any]
     restart = ops.index("t")  # the second attempt starts the table with a truncate: drop the first one's rows
     assert ops.count("t") == 1 and 0 < restart < 60000
     assert sorted(r["key"]["payload"]["id"] for r in rows(events[restart:])) == list(range(1, 60001))
+
+
+def _other_server() -> dict[str, Any]:
+    """The second MariaDB of the suite (scripts/mariadb.sh with CDC_MARIADB_DEFAULTS=1): another server."""
+    from urllib.parse import urlparse
+
+    from tests.conformance.workloads import mariadb_dsn
+
+    url = urlparse(mariadb_dsn())
+    return {"host": url.hostname, "port": url.port, "user": url.username or "root", "password": url.password or ""}
+
+
+def test_history_and_offsets_of_another_server_are_refused(mysql_server: dict[str, Any], mysql_db: dict[str, str],
+                                                           tmp_path: Path) -> None:
+    other = _other_server()
+    db = mysql_db["db"]
+    with pymysql.connect(**other, autocommit=True) as conn, conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE `{db}`")
+        cur.execute(f"CREATE TABLE `{db}`.m1 (id int PRIMARY KEY, v int, w varchar(10))")
+    sql(mysql_server, db, "CREATE TABLE m1 (id int PRIMARY KEY, v varchar(10), w varchar(10))")
+    try:
+        on_b = {**mysql_db, "database.hostname": str(other["host"]), "database.port": str(other["port"])}
+        for props, where in ((mysql_db, tmp_path / "a"), (on_b, tmp_path / "b")):
+            with pipeline(props, where) as p:
+                p.wait_count(1, topic="dbz")  # its snapshot's schema, recorded
+        # b's offsets with a's history (same topic.prefix, same server_id 1): refused, not decoded into garbage
+        shutil.copy(tmp_path / "a" / "history.jsonl", tmp_path / "b" / "history.jsonl")
+        error = run_until_error(on_b, tmp_path / "b")
+        assert isinstance(error, SchemaHistoryError) and "was written on another server" in str(error)
+        # a's offsets given to b: refused as well
+        shutil.copy(tmp_path / "a" / "offsets.json", tmp_path / "b" / "offsets.json")
+        error = run_until_error(on_b, tmp_path / "b")
+        assert "stored offset was written on another server" in str(error) and "snapshot" in (error.fix or "")
+    finally:
+        with pymysql.connect(**other, autocommit=True) as conn, conn.cursor() as cur:
+            cur.execute(f"DROP DATABASE IF EXISTS `{db}`")
+
+
+def test_a_torn_history_record_the_offset_has_passed_is_an_error(mysql_server: dict[str, Any],
+                                                                 mysql_db: dict[str, str], tmp_path: Path) -> None:
+    """The DDL of the cut-off record was acknowledged: leaving it out would decode rows with the old columns."""
+    db = mysql_db["db"]
+    sql(mysql_server, db, "CREATE TABLE r1 (id int PRIMARY KEY, a int)")
+    with pipeline({**mysql_db, "snapshot.mode": "no_data"}, tmp_path) as p:
+        p.wait_ready()
+        sql(mysql_server, db, "ALTER TABLE r1 RENAME COLUMN a TO b", "INSERT INTO r1 VALUES (1, 1)")
+        p.wait_count(1, topic=f"dbz.{db}.r1")
+    history = tmp_path / "history.jsonl"
+    lines = history.read_bytes().splitlines(keepends=True)
+    assert b"RENAME COLUMN" in lines[-1]
+    before_alter = json.loads(lines[-2])["position"]  # the record before: a position between two events
+    history.write_bytes(b"".join(lines[:-1]) + lines[-1][:len(lines[-1]) // 2])
+    error = run_until_error(mysql_db, tmp_path)
+    assert isinstance(error, SchemaHistoryError) and "is cut off, at mariadb-bin" in str(error)
+    assert "not after the stored offset" in str(error) and "snapshot.mode=recovery" in (error.fix or "")
+    # a cut-off record after the stored offset is left out, and its DDL read from the binlog again
+    offsets = json.loads((tmp_path / "offsets.json").read_text())
+    offsets["offsets"]["test"].update(file=before_alter["file"], pos=before_alter["pos"])  # stored before the ALTER
+    (tmp_path / "offsets.json").write_text(json.dumps(offsets))
+    with pipeline({**mysql_db, "snapshot.mode": "no_data"}, tmp_path) as p:
+        p.wait_ready()
+        sql(mysql_server, db, "INSERT INTO r1 VALUES (2, 2)")
+        got = p.wait_for(lambda records: any(r["value"] and r["value"]["payload"].get("after", {}) and
+                                             r["value"]["payload"]["after"].get("id") == 2 for r in records))
+    assert all("a" not in (r["value"]["payload"].get("after") or {}) for r in got
+               if r["topic"] == f"dbz.{db}.r1" and r["value"])

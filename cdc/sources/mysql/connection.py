@@ -168,10 +168,22 @@ class ServerInfo:
     row_metadata: str | None
     gtid_mode: bool
     collation: str | None = None
+    server_uuid: str | None = None  # MySQL's
+    gtid_domain_id: int = 0  # MariaDB's
+    datadir: str | None = None
 
     @property
     def flavor(self) -> str:
         return "mariadb" if self.mariadb else "mysql"
+
+    @property
+    def identity(self) -> str:
+        """What tells this server from another, stored with offsets and schema history so that they are
+        never used on another server: MySQL's server_uuid; MariaDB has none, so its server id, GTID domain
+        and data directory (two servers started alike share the first two)."""
+        if not self.mariadb and self.server_uuid:
+            return f"mysql:{self.server_uuid}"
+        return f"mariadb:{self.server_id}:{self.gtid_domain_id}:{self.datadir}"
 
 
 def _variables(conn: pymysql.connections.Connection, names: list[str]) -> dict[str, str]:
@@ -184,7 +196,7 @@ def server_checks(conn: pymysql.connections.Connection, settings: ConnectionSett
     """Refuse a server whose binlog cannot be captured, and say how to fix it."""
     values = _variables(conn, ["version", "server_id", "log_bin", "binlog_format", "binlog_row_image",
                                "binlog_row_metadata", "lower_case_table_names", "character_set_server",
-                               "collation_server", "gtid_mode"])
+                               "collation_server", "gtid_mode", "server_uuid", "gtid_domain_id", "datadir"])
     version = values.get("version", "")
     mariadb = "mariadb" in version.lower()
     if values.get("log_bin", "OFF").upper() != "ON":
@@ -212,6 +224,9 @@ def server_checks(conn: pymysql.connections.Connection, settings: ConnectionSett
         collation=values.get("collation_server"),
         row_metadata=metadata,
         gtid_mode=(values.get("gtid_mode", "OFF").upper() == "ON") if not mariadb else True,
+        server_uuid=values.get("server_uuid"),
+        gtid_domain_id=int(values.get("gtid_domain_id", 0) or 0),
+        datadir=values.get("datadir"),
     )
 
 

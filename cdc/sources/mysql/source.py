@@ -34,7 +34,7 @@ from cdc.core import signals as sig
 from cdc.core.blocking_snapshot import ReadTable, blocking_snapshots
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.envelope import OP_READ, now_ts
-from cdc.core.errors import SchemaHistoryError, SourceError
+from cdc.core.errors import CdcError, OffsetStoreError, SchemaHistoryError, SourceError
 from cdc.core.filters import NameFilter
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
@@ -42,7 +42,7 @@ from cdc.core.progress import TableProgress
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.schema import Table
 from cdc.core.schema_change import SchemaChangeEvents
-from cdc.core.schema_history import FileSchemaHistory, MemorySchemaHistory, SchemaHistory
+from cdc.core.schema_history import FileSchemaHistory, MemorySchemaHistory, SchemaHistory, torn_position
 from cdc.core.signal_handler import SignalHandler
 from cdc.core.snapshot_marks import SnapshotMarks
 from cdc.core.snapshot_mode import Plan, decide, normalize
@@ -349,10 +349,25 @@ class MySqlSource:
             self._signal_handler.watermark(kind, chunk_id, events, (key[0], key[2]))
 
     def _offset(self, position: dict[str, Any]) -> dict[str, Any]:
-        """An offset to hand out: the binlog position plus what signals must keep across a restart."""
+        """An offset to hand out: the binlog position plus what signals must keep across a restart, and the
+        server it belongs to (a binlog position means nothing on another server)."""
         offset = dict(position)
         self._signal_handler.state(offset)
+        if self.info is not None:
+            offset["server_identity"] = self.info.identity
         return offset
+
+    def _check_server(self, what: str, stored: str | None, error: type[CdcError]) -> None:
+        """Offsets and schema history name the server they were written on: another server's are refused
+        (its binlog positions and tables are not this one's)."""
+        if stored is None or self.info is None or stored == self.info.identity:
+            return  # written before servers were named (or by Debezium): taken as it is
+        raise error(
+            f"the {what} was written on another server ({stored}) than this one ({self.info.identity}): its "
+            f"binlog positions and tables are not this server's",
+            fix="point the pipeline at the server it was capturing; or, if this server replaced it (a restore, a "
+                "failover), take a new snapshot: move the offsets and the schema history away (or give the pipeline "
+                "a new name)")
 
     def _between_transactions(self, events: list[ChangeEvent]) -> Iterator[Batch]:
         """Signals from the file, blocking snapshots and the next incremental chunk run here, where the
@@ -453,6 +468,8 @@ class MySqlSource:
             assert self.signal_table is not None
             chunks.check_signal_table(conn, self.signal_table)
         mode = self.snapshot_mode
+        if offset is not None:
+            self._check_server("stored offset", offset.get("server_identity"), OffsetStoreError)
         attempt = interrupted_attempt(offset)
         if attempt:
             log.warning("the snapshot of an earlier run was interrupted: taking it again (each table starts with a "
@@ -519,13 +536,35 @@ class MySqlSource:
                 schema = self._new_schema()  # a newer snapshot replaces what came before it
             schema.replay(entry)
             records += 1
+        self._check_torn_history(until)
         log.info("schema rebuilt from %d history records up to %s:%s", records, offset["file"], offset["pos"])
         return schema
+
+    def _check_torn_history(self, until: tuple[int, str, int]) -> None:
+        """A history whose last record a crash cut short: harmless when that record lies after the stored
+        offset (its DDL is read from the binlog again), else its DDL would be missing from the schema."""
+        torn = self.history.torn_tail
+        if torn is None:
+            return
+        position = torn_position(torn)
+        if position is not None and position_key(str(position.get("file", "")), int(position.get("pos", 0))) > until:
+            log.info("the last record of the schema history %s is cut off (a crash while writing it); it lies "
+                     "after the stored offset, so its DDL is read from the binlog again", _describe(self.history))
+            return
+        where = (f"at {position.get('file')}:{position.get('pos')}, not after the stored offset"
+                 if position is not None else "at a position that cannot be read")
+        raise SchemaHistoryError(
+            f"the last record of the schema history {_describe(self.history)} is cut off, {where}: the DDL it holds "
+            f"may already be behind the pipeline, and rows decoded without it would get the wrong columns",
+            fix="restore the history file from a backup; or, if no DDL ran since the stored offset, move it away "
+                "and set snapshot.mode=recovery; or move the offsets away too, to take a new snapshot")
 
     def _check_history_server(self, entry: dict[str, Any], offset: dict[str, Any]) -> None:
         """A history written by another pipeline (another topic.prefix) would decode rows with the wrong
         tables: refuse it. (Server ids alone may differ legitimately: a replica's binlog carries the ids of
         the servers its events came from.)"""
+        identity = (entry.get("source") or {}).get("server_identity")
+        self._check_server(f"schema history {_describe(self.history)}", identity, SchemaHistoryError)
         server = (entry.get("source") or {}).get("server")
         written_id = (entry.get("position") or {}).get("server_id")
         expected_id = offset.get("server_id")
@@ -540,7 +579,10 @@ class MySqlSource:
 
     def _record(self, position: dict[str, Any], database: str | None, ddl: str, changes: list[dict[str, Any]]) -> None:
         key = position_key(position.get("file", ""), int(position.get("pos", 0)))
-        self.history.record(history_record({"server": self.prefix}, position, database, ddl, changes))
+        source = {"server": self.prefix}
+        if self.info is not None:
+            source["server_identity"] = self.info.identity
+        self.history.record(history_record(source, position, database, ddl, changes))
         if self._history_max is None or key > self._history_max:
             self._history_max = key
 
