@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from cdc.core.errors import CdcError, SinkError, SourceError
+from cdc.core.errors import CdcError, OffsetStoreError, SinkError, SourceError
 from tests.integration.harness import CollectingSink, Pipeline
 from tests.integration.test_pg_stream import sql
 
@@ -282,3 +282,19 @@ def test_fix_lines_quote_every_identifier(pg_db: dict[str, str], tmp_path: Path,
     with caplog.at_level("WARNING"), Pipeline({**pg_db, "snapshot.mode": "no_data"}, tmp_path / "o.json") as p:
         p.wait_ready()
     assert 'ALTER TABLE "public"."t; drop table victim; --" REPLICA IDENTITY FULL;' in caplog.text
+
+
+def test_an_offset_of_another_server_is_refused(pg_db: dict[str, str], tmp_path: Path) -> None:
+    """Offsets carry the cluster's system identifier and the database: an LSN of another server means nothing."""
+    sql(pg_db, "CREATE TABLE x (id int PRIMARY KEY)", "INSERT INTO x VALUES (1)")
+    with Pipeline(pg_db, tmp_path / "o.json") as p:
+        p.wait_count(1, topic="dbz.public.x")
+    stored = json.loads((tmp_path / "o.json").read_text())
+    offset = stored["offsets"]["test"]
+    with psycopg.connect(pg_db["dsn"]) as conn:
+        system = conn.execute("SELECT system_identifier::text FROM pg_control_system()").fetchone()[0]
+    assert offset["server_identity"] == f"postgres:{system}:{pg_db['database.dbname']}"
+    offset["server_identity"] = f"postgres:7000000000000000001:{pg_db['database.dbname']}"
+    (tmp_path / "o.json").write_text(json.dumps(stored))
+    error = run_until_error(pg_db, tmp_path)
+    assert isinstance(error, OffsetStoreError) and "written on another server (postgres:7000000000000000001" in str(error)

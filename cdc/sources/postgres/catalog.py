@@ -219,6 +219,17 @@ def slot_info(conn: psycopg.Connection, slot: str) -> SlotInfo:
                     parse_lsn(row[4]) if row[4] else None)
 
 
+def server_identity(conn: psycopg.Connection, dbname: str) -> str | None:
+    """The cluster (its system identifier, shared by its physical standbys) and the database; None when this
+    user may not read it (then offsets are not stamped, nor checked)."""
+    try:
+        row = conn.execute("SELECT system_identifier::text FROM pg_control_system()").fetchone()
+    except psycopg.Error as exc:
+        log.info("cannot read the server's system identifier (%s): offsets are not tied to this server", exc)
+        return None
+    return f"postgres:{row[0]}:{dbname}" if row else None
+
+
 def drop_slot(conn: psycopg.Connection, slot: str, wait_s: float = 10.0) -> None:
     """Drop the slot if it exists. Right after its stream closed the server's walsender may still hold it
     ("replication slot ... is active for PID"): waited for, up to ``wait_s``."""

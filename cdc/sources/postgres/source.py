@@ -40,7 +40,7 @@ from cdc.core.blocking_snapshot import ReadTable, blocking_snapshots
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.encoded_rows import template
 from cdc.core.envelope import OP_READ, TableEnvelope, now_ts
-from cdc.core.errors import CdcError, SourceError
+from cdc.core.errors import CdcError, OffsetStoreError, SourceError
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.progress import TableProgress
@@ -119,6 +119,7 @@ class PostgresSource:
         self._relations: dict[int, TableState | None] = {}
         self._stopping = False
         self._position: dict[str, Any] | None = None  # offset after the last event handed out
+        self._identity: str | None = None  # the server and database, stamped on every offset
         self._stopping_on_error = False  # a failed run keeps its slot, whatever slot.drop.on.stop says
         # signals and incremental snapshots (cdc.core.signals, cdc.core.incremental)
         self.signal_table: str | None = config.get("signal.data.collection")
@@ -212,6 +213,7 @@ class PostgresSource:
         conn = self._catalog_conn()
         version = cat.server_checks(conn, self.settings.user)
         self._server_version = version
+        self._identity = cat.server_identity(conn, self.settings.dbname)
         everything = cat.read_tables(conn)
         tables = [t for t in everything if self.table_filter(t.qualified) and t.qualified != self.signal_table]
         self._warn_about_keys(tables)
@@ -263,6 +265,7 @@ class PostgresSource:
             offset = None
         if offset is not None:
             PgPosition.from_offset(offset)  # refuse another connector's offset before anything else
+            self._check_server(offset)
         decision = decide(self.snapshot_mode, offset, log_reaches=slot.exists)
         log.info("start: %s (%s)", decision.plan.value, decision.reason)
         if decision.plan is Plan.NOTHING:
@@ -528,8 +531,8 @@ class PostgresSource:
             conn.execute("COMMIT")
         finally:
             conn.close()
-        self._position = {"lsn": lsn, "txId": None, "ts_usec": time.time_ns() // 1000,
-                          "snapshot_completed": True, **({"snapshot_only": True} if final else {})}
+        self._position = self._stamp({"lsn": lsn, "txId": None, "ts_usec": time.time_ns() // 1000,
+                                      "snapshot_completed": True, **({"snapshot_only": True} if final else {})})
         last = marks.finish()
         yield Batch([last] if last is not None else [], dict(self._position))
 
@@ -710,6 +713,23 @@ class PostgresSource:
 
     def _offset_extras(self, position: dict[str, Any]) -> None:
         self._signal_handler.state(position)
+        self._stamp(position)
+
+    def _stamp(self, offset: dict[str, Any]) -> dict[str, Any]:
+        """The server an offset belongs to: an LSN means nothing in another cluster or database."""
+        if self._identity is not None:
+            offset["server_identity"] = self._identity
+        return offset
+
+    def _check_server(self, offset: dict[str, Any]) -> None:
+        stored = offset.get("server_identity")
+        if stored is None or self._identity is None or stored == self._identity:
+            return  # written before servers were named (or by Debezium): taken as it is
+        raise OffsetStoreError(
+            f"the stored offset was written on another server ({stored}) than this one ({self._identity}): its "
+            "LSN means nothing here",
+            fix="point the pipeline at the database it was capturing; or, if this one replaced it (a restore, a new "
+                "cluster), take a new snapshot: move the offsets away (or give the pipeline a new name)")
 
     def _write_watermark(self, kind: str, chunk_id: str, data: dict[str, Any] | None = None) -> None:
         if self.read_only:  # the window is the chunk transaction's snapshot, up to the WAL position after it
@@ -890,7 +910,8 @@ class PostgresSource:
                 conn.execute("COMMIT")
         finally:
             conn.close()
-        self._position = {"lsn": lsn, "txId": None, "ts_usec": time.time_ns() // 1000, "snapshot_completed": True}
+        self._position = self._stamp({"lsn": lsn, "txId": None, "ts_usec": time.time_ns() // 1000,
+                                      "snapshot_completed": True})
         yield Batch([], dict(self._position))
         return True
 
