@@ -341,9 +341,25 @@ def test_history_and_offsets_of_another_server_are_refused(mysql_server: dict[st
             with pipeline(props, where) as p:
                 p.wait_count(1, topic="dbz")  # its snapshot's schema, recorded
         # b's offsets with a's history (same topic.prefix, same server_id 1): refused, not decoded into garbage
+        shutil.copy(tmp_path / "b" / "history.jsonl", tmp_path / "b" / "history.bak")
         shutil.copy(tmp_path / "a" / "history.jsonl", tmp_path / "b" / "history.jsonl")
         error = run_until_error(on_b, tmp_path / "b")
         assert isinstance(error, SchemaHistoryError) and "was written on another server" in str(error)
+        # a history written before servers were named, whose m1 has a's columns at b's positions: the
+        # TABLE_MAP's types tell the tables apart
+        theirs = [json.loads(line) for line in (tmp_path / "a" / "history.jsonl").read_text().splitlines()]
+        m1_of_a = next(r for r in theirs if "CREATE TABLE `m1`" in r.get("ddl", ""))
+        records = [json.loads(line) for line in (tmp_path / "b" / "history.bak").read_text().splitlines()]
+        for record in records:
+            record["source"].pop("server_identity")
+            if "CREATE TABLE `m1`" in record.get("ddl", ""):
+                record["ddl"], record["tableChanges"] = m1_of_a["ddl"], m1_of_a["tableChanges"]
+        (tmp_path / "b" / "history.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+        with pymysql.connect(**other, autocommit=True) as conn, conn.cursor() as cur:
+            cur.execute(f"INSERT INTO `{db}`.m1 VALUES (3, 30771, 'zz3')")
+        error = run_until_error(on_b, tmp_path / "b")
+        assert isinstance(error, SourceError) and "they are not the same table" in str(error)
+        assert "(LONG, LONG, VARCHAR)" in str(error) and "(id INT, v VARCHAR, w VARCHAR)" in str(error)
         # a's offsets given to b: refused as well
         shutil.copy(tmp_path / "a" / "offsets.json", tmp_path / "b" / "offsets.json")
         error = run_until_error(on_b, tmp_path / "b")

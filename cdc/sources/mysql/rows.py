@@ -336,3 +336,33 @@ def read_images(buf: bytes, readers: Sequence[Reader], present: bytes, present_a
         raise RowDecodeError(f"a row image ran {pos - end} bytes past the end of its event",
                              fix="the schema history does not match the table at this binlog position")
     return images
+
+
+# The binlog's storage type codes (a TABLE_MAP's column types) each column type of the schema model
+# is written with; a type missing here is not checked.
+_STRINGS = frozenset((15, 253, 254, 247, 248))  # VARCHAR, VAR_STRING, STRING (CHAR, BINARY, ENUM, SET, INET...)
+_BLOBS = frozenset((249, 250, 251, 252))
+_BINLOG_TYPES: dict[str, frozenset[int]] = {
+    **{name: frozenset((1,)) for name in ("TINYINT", "BOOL", "BOOLEAN")},
+    "SMALLINT": frozenset((2,)), "MEDIUMINT": frozenset((9,)), "INT": frozenset((3,)), "INTEGER": frozenset((3,)),
+    "BIGINT": frozenset((8,)), "FLOAT": frozenset((4,)), "DOUBLE": frozenset((5,)), "REAL": frozenset((5, 4)),
+    **{name: frozenset((0, 246)) for name in ("DECIMAL", "NUMERIC", "DEC", "FIXED")},
+    "DATE": frozenset((10, 14)), "DATETIME": frozenset((12, 18)), "TIMESTAMP": frozenset((7, 17)),
+    "TIME": frozenset((11, 19)), "YEAR": frozenset((13,)), "BIT": frozenset((16,)),
+    **{name: _STRINGS for name in ("CHAR", "VARCHAR", "BINARY", "VARBINARY", "ENUM", "SET", "NCHAR", "NVARCHAR",
+                                   "CHARACTER", "INET4", "INET6", "UUID")},
+    **{name: _BLOBS for name in ("TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT", "TINYBLOB", "BLOB", "MEDIUMBLOB",
+                                 "LONGBLOB", "LONG", "LONG VARCHAR", "LONG VARBINARY")},
+    "JSON": frozenset((245, 252)),  # MariaDB writes JSON as a LONGTEXT
+}
+
+
+def type_mismatches(binlog_types: list[int], columns: list[Any]) -> list[int]:
+    """The indexes of the columns whose TABLE_MAP type the schema model's type cannot be: the model and
+    the binlog then describe two different tables (a history of another server, a lost DDL)."""
+    out = []
+    for index, (code, column) in enumerate(zip(binlog_types, columns, strict=True)):
+        expected = _BINLOG_TYPES.get(str(column.type_name).upper())
+        if expected is not None and code not in expected:
+            out.append(index)
+    return out

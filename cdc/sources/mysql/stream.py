@@ -258,11 +258,20 @@ class BinlogChanges:
         if cached is not None and cached[0] is state:
             return Step.NONE
         columns = state.table.columns
-        if len(mapped.columns) != len(columns):
+        wrong = [] if len(mapped.columns) != len(columns) else \
+            rows.type_mismatches([c.type for c in mapped.columns], list(columns))
+        if len(mapped.columns) != len(columns) or wrong:
+            import pymysqlreplication.constants.FIELD_TYPE as field_types
+
+            names = {getattr(field_types, n): n for n in dir(field_types) if n.isupper()}
+            binlog = ", ".join(names.get(c.type, str(c.type)) for c in mapped.columns)
+            model = ", ".join(f"{c.name} {c.type_name}" for c in columns)
             raise SourceError(
-                f"the binlog has {len(mapped.columns)} columns for {state.qualified}, the schema history "
-                f"{len(columns)}: the history does not match the binlog at this position",
-                fix="the history was edited or lost a DDL; restore it, or start over with a new snapshot",
+                f"the binlog describes {state.qualified} at {self.file} as ({binlog}), the schema history as "
+                f"({model}): they are not the same table, so rows would be decoded into the wrong columns",
+                fix="the history is another server's, was edited or lost a DDL: restore it; or, if the table has not "
+                    "changed since the stored offset, move it away and set snapshot.mode=recovery; or start over with "
+                    "a new snapshot",
             )
         readers = [rows.reader(binlog_column.type, binlog_column, unsigned=is_unsigned(column))
                    for binlog_column, column in zip(mapped.columns, columns, strict=True)]
