@@ -319,7 +319,15 @@ def _key_columns(value: str) -> str | None:
     return None
 
 
+# A table's topic is <prefix>.<schema>.<table>, at most 249 characters for Kafka: a prefix past this leaves
+# too little room for the names after it.
+TOPIC_PREFIX_MAX_LENGTH = 200
+
+
 def _topic_prefix(value: str) -> str | None:
+    if len(value) > TOPIC_PREFIX_MAX_LENGTH:
+        return (f"is {len(value)} characters long; a topic prefix may have at most {TOPIC_PREFIX_MAX_LENGTH}, so "
+                "that <prefix>.<schema>.<table> stays within Kafka's 249 characters (and a file name's 255 bytes)")
     return topic_name_problem(value, "a topic prefix (it starts every topic name)")
 
 

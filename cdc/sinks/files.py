@@ -8,6 +8,7 @@ and fsyncs every open file: only then may the engine store the offset.
 """
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from collections.abc import Sequence
@@ -103,6 +104,11 @@ class FileSink:
                 _drop_torn_tail(path)
                 handle = open_append(path, self.mode, buffering=1 << 20)
             except OSError as exc:
+                if exc.errno == errno.ENAMETOOLONG:
+                    raise SinkError(f"the topic {topic[:60]}... is {len(topic)} characters long: as a file name "
+                                    f"({topic[:20]}....jsonl) it passes the file system's limit",
+                                    fix="shorten topic.prefix, or route long topic names elsewhere with a transform "
+                                        "(RegexRouter)") from None
                 raise SinkError(f"cannot open {path}: {exc.strerror or exc}", fix=_FOLDER_FIX) from None
             self._files[topic] = handle
         return handle

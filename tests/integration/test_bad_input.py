@@ -233,7 +233,8 @@ def test_invalid_regular_expression_through_the_cli(cdc: Callable[..., Result], 
 
 @pytest.mark.parametrize("prefix, says", [
     ("", "topic.prefix is required"),
-    ("a" * 250, "250 characters long; a topic prefix (it starts every topic name) may have at most 249"),
+    ("a" * 250, "250 characters long; a topic prefix may have at most 200"),
+    ("a" * 245, "245 characters long; a topic prefix may have at most 200, so that <prefix>.<schema>.<table> stays"),
     ("shop eu/1", "contains ' ', '/'"),
     (".", "Kafka refuses '.' as a topic prefix"),
     ("..", "Kafka refuses '..' as a topic prefix"),
@@ -705,3 +706,16 @@ def test_schema_history_of_another_server(mysql_server: dict[str, Any], mysql_db
     error = _run_engine(_my_props(mysql_db, tmp_path), 3)
     assert isinstance(error, SchemaHistoryError), error
     assert str(other["server_id"]) in str(error) and str(offset["server_id"]) in str(error)
+
+
+def test_a_topic_too_long_for_a_file_name(tmp_path: Path) -> None:
+    from cdc.config import Config
+    from cdc.core.errors import SinkError
+    from cdc.core.records import SinkRecord
+    from cdc.sinks.files import FileSink
+
+    sink = FileSink(Config({"sink.files.directory": str(tmp_path)}))
+    topic = "p" * 200 + ".public." + "t" * 60
+    with pytest.raises(SinkError) as error:
+        sink.write([SinkRecord(topic, b"1", b"2")])
+    assert f"is {len(topic)} characters long" in str(error.value) and "shorten topic.prefix" in (error.value.fix or "")
