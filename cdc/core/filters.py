@@ -122,3 +122,13 @@ def resolve_key_columns(spec: dict[str, list[str]], names: Sequence[str], defaul
                     missing, table)
         return []
     return key
+
+
+def warn_if_nothing_captured(captured: list[str], available: list[str], options: str) -> None:
+    """An include list that matches no table captures nothing, silently: say so, with the names it could
+    have matched (a regular expression is matched against the whole ``schema.table``)."""
+    if captured:
+        return
+    shown = ", ".join(available[:10]) + (f" (and {len(available) - 10} more)" if len(available) > 10 else "")
+    log.warning("no table matches %s: nothing will be captured; the tables are: %s (each pattern must match the "
+                "whole qualified name, e.g. public\\.orders or shop\\..*)", options, shown or "none")

@@ -35,7 +35,7 @@ from cdc.core.blocking_snapshot import ReadTable, blocking_snapshots
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.envelope import OP_READ, now_ts
 from cdc.core.errors import CdcError, OffsetStoreError, SchemaHistoryError, SourceError
-from cdc.core.filters import NameFilter
+from cdc.core.filters import NameFilter, warn_if_nothing_captured
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.progress import TableProgress
@@ -660,6 +660,10 @@ class MySqlSource:
         file_index = position_key(point.file, 0)[0]
         captured = [(d, t, s) for d, t, _ in read.tables
                     if self.captured(d, t) and (s := self._state(d, t)) is not None]
+        captured.sort(key=lambda c: self.table_filter.order_key(f"{c[0]}.{c[1]}"))  # Debezium's table order
+        warn_if_nothing_captured([f"{d}.{t}" for d, t, _ in captured],
+                                 sorted(f"{d}.{t}" for d, t, _ in read.tables if d not in snap.SYSTEM_DATABASES),
+                                 "database.include.list / table.include.list")
         if restarted:
             yield Batch([restart_marker(state.envelope, source_block(
                 self.flavor, self.prefix, database, table, ts_ms=ts_ms, server_id=0, file=point.file, pos=point.pos),

@@ -41,6 +41,7 @@ from cdc.core.emitter import ChangeEmitter
 from cdc.core.encoded_rows import template
 from cdc.core.envelope import OP_READ, TableEnvelope, now_ts
 from cdc.core.errors import CdcError, OffsetStoreError, SourceError
+from cdc.core.filters import warn_if_nothing_captured
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.progress import TableProgress
@@ -216,6 +217,9 @@ class PostgresSource:
         self._identity = cat.server_identity(conn, self.settings.dbname)
         everything = cat.read_tables(conn)
         tables = [t for t in everything if self.table_filter(t.qualified) and t.qualified != self.signal_table]
+        if not self.table_filter.is_open:
+            warn_if_nothing_captured([t.qualified for t in tables], sorted(t.qualified for t in everything),
+                                     "table.include.list / table.exclude.list")
         self._warn_about_keys(tables)
         to_publish = tables
         if self.signal_source:
