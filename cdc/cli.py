@@ -248,6 +248,22 @@ def _properties(args: argparse.Namespace) -> dict[str, Any]:
     return props
 
 
+def _check_signal_tables(wanted: list[str], captured: list[str]) -> None:
+    """An execute-snapshot of a table the pipeline does not capture would do nothing, and say nothing."""
+    import re
+
+    def matches(pattern: str) -> bool:
+        try:
+            return any(re.fullmatch(pattern, name) for name in captured)
+        except re.error:
+            return pattern in captured
+    missing = [table for table in wanted if not matches(table)]
+    if missing:
+        shown = ", ".join(captured[:20]) + (" ..." if len(captured) > 20 else "")
+        raise ConfigError(f"the pipeline captures no table named {', '.join(missing)}: the snapshot would read nothing",
+                          fix=f"name captured tables (they are: {shown or 'none'}), or widen table.include.list first")
+
+
 def _list_plugins() -> None:
     for group, title in ((registry.SOURCES, "sources"), (registry.SINKS, "sinks"),
                          (registry.OFFSET_STORES, "offset stores"), (registry.SCHEMA_HISTORIES, "schema histories")):
@@ -262,7 +278,7 @@ def _list_plugins() -> None:
 
 def _send_signal(args: argparse.Namespace, props: dict[str, Any]) -> int:
     from cdc.config import CORE_OPTIONS, Config
-    from cdc.core.source import TakesSignals
+    from cdc.core.source import DescribesTables, TakesSignals
     from cdc.pipeline import PASSTHROUGH_PREFIXES, source_name
 
     source = source_name(props)
@@ -296,6 +312,8 @@ def _send_signal(args: argparse.Namespace, props: dict[str, Any]) -> int:
     if not isinstance(instance, TakesSignals):
         raise ConfigError(f"source {source!r} does not take signals",
                           fix="send signals to a source that has them (postgres, mysql, sqlserver)")
+    if args.signal == "execute-snapshot" and isinstance(instance, DescribesTables):
+        _check_signal_tables(args.table, instance.captured_tables())
     where = instance.send_signal(args.signal, data)
     print(f"sent {args.signal} {data} to {where}")
     return 0

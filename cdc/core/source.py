@@ -62,7 +62,10 @@ class TakesSignals(Protocol):
 
 @runtime_checkable
 class DescribesTables(Protocol):
-    """Spark's ``format("cdc")``: the Connect struct schema of one captured table's rows."""
+    """The captured tables by name (``cdc signal`` checks a signal's tables against them) and, for Spark's
+    ``format("cdc")``, the Connect struct schema of one captured table's rows."""
+
+    def captured_tables(self) -> list[str]: ...
 
     def table_schema(self, qualified: str) -> dict[str, Any]: ...
 

@@ -247,6 +247,10 @@ def test_composite_text_keys_surrogate_key_and_the_cli(pg_db: dict[str, str], tm
                                  "--table", "public.c2", "--condition", "id <= 10"], capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
         assert "signal table public.debezium_signal" in result.stdout
+        wrong = subprocess.run([sys.executable, "-m", "cdc.cli", "signal", str(config), "execute-snapshot",
+                                "--table", "public.nosuchtable"], capture_output=True, text=True)
+        assert wrong.returncode != 0 and "Traceback" not in wrong.stderr and "sent" not in wrong.stdout
+        assert "captures no table named public.nosuchtable" in wrong.stderr and "public.ck" in wrong.stderr
         records = p.wait_for(lambda rs: len(incremental(rs, "dbz.public.ck")) == 200
                              and len(incremental(rs, "dbz.public.nk")) == 60
                              and len(incremental(rs, "dbz.public.c2")) == 10)
