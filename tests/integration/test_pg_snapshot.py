@@ -122,3 +122,20 @@ def test_resumable_snapshot_marks_one_row_tables(pg_db: dict[str, str], tmp_path
              if r["value"] is not None and r["value"]["payload"]["op"] == "r"]
     assert marks == [("a", "first"), ("a", "true"), ("a", "last_in_data_collection"),
                      ("b", "last_in_data_collection"), ("c", "last_in_data_collection"), ("d", "last")]
+
+
+def test_row_estimates_for_tables_never_analysed(pg_db: dict[str, str]) -> None:
+    """reltuples is -1 before the first ANALYZE: the progress still gets a size (counted, or past 100,000
+    rows extrapolated from where the count stopped), never '?'."""
+    from cdc.sources.postgres import catalog as cat
+
+    sql(pg_db, "CREATE TABLE small (id int PRIMARY KEY)", "INSERT INTO small SELECT generate_series(1, 5000)",
+        "CREATE TABLE large (id int PRIMARY KEY, pad text)",
+        "INSERT INTO large SELECT g, repeat('x', 40) FROM generate_series(1, 250000) g",
+        "CREATE TABLE empty (id int PRIMARY KEY)")
+    with psycopg.connect(pg_db["dsn"], autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_reset()")  # no live-row statistics either: as on a server just restarted
+        tables = {t.name: t for t in cat.read_tables(conn)}
+        estimates = cat.row_estimates(conn, list(tables.values()))
+    assert estimates[tables["small"].oid] == 5000 and estimates[tables["empty"].oid] == 0
+    assert 200_000 <= estimates[tables["large"].oid] <= 300_000

@@ -130,17 +130,31 @@ def finish(conn: pymysql.connections.Connection, point: SnapshotPoint) -> None:
             cur.execute("COMMIT")
 
 
+_COUNT_LIMIT = 100_000
+
+
 def estimate_rows(conn: pymysql.connections.Connection, database: str, table: str) -> int | None:
-    """The server's row estimate, for the progress display; None when it has none or cannot say (a
-    lost connection is reported by the read that follows, with its cause)."""
+    """Rows in the table, for the progress display: the server's estimate (InnoDB's TABLE_ROWS), else rows
+    counted up to a bound and, past it, the data length over the average row length. None when the server
+    cannot say (a lost connection is reported by the read that follows, with its cause)."""
     try:
         with conn.cursor() as cur:
-            cur.execute("SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
-                        (database, table))
+            cur.execute("SELECT TABLE_ROWS, DATA_LENGTH, AVG_ROW_LENGTH FROM information_schema.TABLES "
+                        "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s", (database, table))
             row = cur.fetchone()
+            if row is None:
+                return None
+            rows, data_length, avg_length = (int(v) if v is not None else None for v in row)
+            if rows:
+                return rows
+            cur.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM {quote(database)}.{quote(table)} "
+                        f"LIMIT {_COUNT_LIMIT}) s")
+            (counted,) = cur.fetchone() or (0,)
     except (pymysql.MySQLError, OSError, AttributeError):
         return None
-    return int(row[0]) if row and row[0] is not None else None
+    if counted < _COUNT_LIMIT or not data_length or not avg_length:
+        return int(counted)
+    return max(int(counted), data_length // avg_length)
 
 
 def select_rows(conn: pymysql.connections.Connection, database: str, table: str,

@@ -219,6 +219,48 @@ def slot_info(conn: psycopg.Connection, slot: str) -> SlotInfo:
                     parse_lsn(row[4]) if row[4] else None)
 
 
+# Rows counted exactly before an estimate is extrapolated from where the count stopped in the table.
+_COUNT_LIMIT = 100_000
+_ESTIMATES_SQL = """
+SELECT c.oid, c.reltuples::bigint, c.relpages, COALESCE(s.n_live_tup, 0),
+       pg_relation_size(c.oid) / current_setting('block_size')::int
+FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid
+WHERE c.oid = ANY(%s)
+"""
+
+
+def row_estimates(conn: psycopg.Connection, tables: list[CatalogTable]) -> dict[int, int]:
+    """Rows per table (by oid), for the snapshot's progress: the statistics' live-row count, else the
+    planner's (reltuples: -1 for a table never analysed), else rows counted up to a bound and, past it,
+    extrapolated to the table's pages from the block the count stopped in (one quick scan at most)."""
+    if not tables:
+        return {}
+    by_oid = {t.oid: t for t in tables}
+    out: dict[int, int] = {}
+    for oid, reltuples, relpages, live, pages in conn.execute(_ESTIMATES_SQL, (list(by_oid),)).fetchall():
+        if live > 0:
+            out[oid] = int(live)
+        elif reltuples >= 0 and relpages > 0:
+            out[oid] = int(reltuples)
+        elif pages == 0:
+            out[oid] = 0
+        else:
+            out[oid] = _counted(conn, by_oid[oid], pages)
+    return out
+
+
+def _counted(conn: psycopg.Connection, table: CatalogTable, pages: int) -> int:
+    query = sql.SQL("SELECT count(*), max((ctid::text::point)[0])::bigint FROM (SELECT ctid FROM {} LIMIT {}) s"
+                    ).format(sql.Identifier(table.schema, table.name), sql.Literal(_COUNT_LIMIT))
+    try:
+        count, last_block = conn.execute(query).fetchone() or (0, None)
+    except psycopg.Error:
+        return -1
+    if count < _COUNT_LIMIT or last_block is None:
+        return int(count)
+    return int(count * pages / (last_block + 1))
+
+
 def server_identity(conn: psycopg.Connection, dbname: str) -> str | None:
     """The cluster (its system identifier, shared by its physical standbys) and the database; None when this
     user may not read it (then offsets are not stamped, nor checked)."""

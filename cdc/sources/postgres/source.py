@@ -479,9 +479,7 @@ class PostgresSource:
                 conn.execute(f"SET TRANSACTION SNAPSHOT '{snapshot_name}'")
             xmin = one(conn, "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")[0] \
                 if self._server_version >= 130000 else None
-            estimates: dict[int, int] = dict(conn.execute(
-                "SELECT c.oid, c.reltuples::bigint FROM pg_class c WHERE c.oid = ANY(%s)", ([t.oid for t in tables],)
-            ).fetchall()) if tables else {}
+            estimates = cat.row_estimates(conn, tables)
             ordered = sorted(tables, key=lambda t: self.table_filter.order_key(t.qualified))
             log.info("snapshot of %d tables at %s", len(ordered), po.format_lsn(lsn))
             marks = SnapshotMarks()
