@@ -90,8 +90,11 @@ def read_kafka_topic(spark: Any, bootstrap_servers: str, topic: str, row_schema:
     parse = _debezium(values, as_row) if envelope == "debezium" else \
         _unwrapped(values, keys, as_row, row_schema, key_converter == "avro", topic)
     parse_udf = F.udf(parse, value_type)
+    # read_committed: records of a transaction that was aborted (a pipeline killed under
+    # exactly.once.support) are never read; Spark's Kafka source reads uncommitted ones by default.
     reader = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap_servers)
-              .option("subscribe", topic).option("startingOffsets", starting_offsets))
+              .option("subscribe", topic).option("startingOffsets", starting_offsets)
+              .option("kafka.isolation.level", "read_committed"))
     for key, value in (options or {}).items():
         reader = reader.option(key, value)
     parsed = reader.load().select(parse_udf(F.col("key"), F.col("value"), F.col("timestamp")).alias("e"),
