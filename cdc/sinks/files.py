@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
-from cdc.config import Config, Option
+from cdc.config import Config, Option, positive
 from cdc.core.encoded_rows import RecordPieces, write_spliced
 from cdc.core.errors import SinkError
 from cdc.core.header_converters import header_converter, headers_json
@@ -31,6 +31,9 @@ _DISK_FIX = ("free space on that disk or make the folder writable, then run agai
 FILE_OPTIONS: tuple[Option, ...] = (
     Option("sink.files.directory", str, "out", "Folder of the JSON-lines files, one per topic."),
     Option("sink.files.fsync", bool, True, "fsync on every flush (turn off only for throw-away runs)."),
+    Option("sink.files.max.open", int, 256, "Most event files kept open; past it those idle longest are closed "
+           "(and opened again when their topic has records), so thousands of tables need no thousands of handles.",
+           validator=positive),
     Option("sink.files.mode", str, "600", "File mode of the event files cdc creates (octal): readable by their owner "
            "only, as they hold the captured rows; 640 or 644 to share them.", validator=file_mode),
 )
@@ -81,6 +84,10 @@ class FileSink:
         self.directory = Path(config.get("sink.files.directory"))
         self.fsync = bool(config.get("sink.files.fsync"))
         self.mode = int(config.get("sink.files.mode"), 8)
+        self.max_open: int = config.get("sink.files.max.open")
+        self._dirty: set[str] = set()  # topics written since the last flush: only those are flushed and synced
+        self._flushes = 0
+        self._last_written: dict[str, int] = {}  # topic -> the flush that last synced it (which files are idle)
         self.json_headers = header_converter(config).writes_json
         self._files: dict[str, IO[bytes]] = {}
         if self.directory.exists() and not self.directory.is_dir():
@@ -115,8 +122,10 @@ class FileSink:
 
     def write(self, records: Sequence[SinkRecord]) -> None:
         files = self._files
+        dirty = self._dirty
         for record in records:
             handle = files.get(record.topic) or self._file(record.topic)
+            dirty.add(record.topic)
             if record.headers is None and record.key is not None and record.value is not None:
                 # The common case, without concatenating the (schema-heavy) value first.
                 handle.write(b'{"topic":"' + record.topic.encode() + b'","key":' + record.key + b',"value":')
@@ -128,6 +137,7 @@ class FileSink:
     def write_encoded(self, pieces: RecordPieces, encoded: EncodedRows) -> None:
         """A batch of rows the codec encoded, as the lines ``write`` would give their records, in one write."""
         handle = self._files.get(pieces.topic) or self._file(pieces.topic)
+        self._dirty.add(pieces.topic)
         line_end = b',"headers":' + headers_json(pieces.headers, as_json=self.json_headers) + b"}\n"
         start = b'{"topic":"' + pieces.topic.encode() + b'","key":'
         value_head, value_tail = pieces.value
@@ -143,17 +153,31 @@ class FileSink:
                             fix=_DISK_FIX) from None
 
     def flush(self) -> None:
+        """Flush and sync the files written since the last flush (not every file ever opened: with thousands
+        of tables that cost grew with their number), then close the longest idle ones past sink.files.max.open."""
+        self._flushes += 1
         try:
-            for handle in self._files.values():
+            for topic in self._dirty:
+                handle = self._files[topic]
                 handle.flush()
                 if self.fsync:
                     os.fsync(handle.fileno())
+                self._last_written[topic] = self._flushes
         except OSError as exc:
             raise SinkError(f"cannot write to {self.directory}: {exc.strerror or exc}",
                             fix=_DISK_FIX) from None
+        self._dirty.clear()
+        if len(self._files) > self.max_open:
+            self._close_idle(len(self._files) - self.max_open // 2)
+
+    def _close_idle(self, count: int) -> None:
+        """Close the ``count`` files synced longest ago (all of them are clean after a flush)."""
+        for topic in sorted(self._files, key=lambda t: self._last_written.get(t, 0))[:count]:
+            self._files.pop(topic).close()
 
     def close(self) -> None:
         try:
+            self._dirty.update(self._files)  # at the end, everything open is synced once more
             self.flush()
         finally:
             for handle in self._files.values():

@@ -121,6 +121,7 @@ class PostgresSource:
         self._stopping = False
         self._position: dict[str, Any] | None = None  # offset after the last event handed out
         self._identity: str | None = None  # the server and database, stamped on every offset
+        self._start_catalog: dict[int, cat.CatalogTable] = {}  # every table as read at the start, by oid
         self._stopping_on_error = False  # a failed run keeps its slot, whatever slot.drop.on.stop says
         # signals and incremental snapshots (cdc.core.signals, cdc.core.incremental)
         self.signal_table: str | None = config.get("signal.data.collection")
@@ -216,6 +217,7 @@ class PostgresSource:
         self._server_version = version
         self._identity = cat.server_identity(conn, self.settings.dbname)
         everything = cat.read_tables(conn)
+        self._start_catalog = {t.oid: t for t in everything}
         tables = [t for t in everything if self.table_filter(t.qualified) and t.qualified != self.signal_table]
         if not self.table_filter.is_open:
             warn_if_nothing_captured([t.qualified for t in tables], sorted(t.qualified for t in everything),
@@ -555,7 +557,13 @@ class PostgresSource:
         qualified = f"{message.namespace}.{message.name}"
         if not self.table_filter(qualified):
             return None
-        found = cat.read_tables(self._catalog_conn(), message.relid)
+        # The first Relation of each table after a start is answered from the catalog read at the start (one
+        # query for every table, where a round trip per table cost seconds with thousands); a later one (a
+        # DDL) reads the catalog again, as does a first one whose columns differ from that read.
+        cached = self._start_catalog.pop(message.relid, None)
+        same = cached is not None and [(c.name, c.type_oid) for c in cached.columns] == \
+            [(c.name, c.type_oid) for c in message.columns]
+        found = [cached] if same and cached is not None else cat.read_tables(self._catalog_conn(), message.relid)
         if found:
             # The message names the table as it was when the rows were written (a backlog read after
             # RENAME TABLE): their topic is that name's, as Debezium's; the rest comes from the catalog.
