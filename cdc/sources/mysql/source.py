@@ -38,15 +38,14 @@ from cdc.core.errors import CdcError, OffsetStoreError, SchemaHistoryError, Sour
 from cdc.core.filters import NameFilter, warn_if_nothing_captured
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
-from cdc.core.progress import TableProgress
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.schema import Table
 from cdc.core.schema_change import SchemaChangeEvents
 from cdc.core.schema_history import FileSchemaHistory, MemorySchemaHistory, SchemaHistory, torn_position
 from cdc.core.signal_handler import SignalHandler
-from cdc.core.snapshot_marks import SnapshotMarks
 from cdc.core.snapshot_mode import Plan, decide, normalize
-from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt, restart_marker
+from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt
+from cdc.core.snapshot_runner import RowBatch, SnapshotTable, read_tables
 from cdc.core.source import SourceSettings
 from cdc.sources.mysql import binlog as bl
 from cdc.sources.mysql import chunks, parallel
@@ -649,47 +648,34 @@ class MySqlSource:
 
     def _snapshot_rows(self, conn: pymysql.connections.Connection, read: snap.SchemaRead, point: snap.SnapshotPoint,
                        ts_ms: int, restarted: bool = False) -> Generator[Batch, None, ChangeEvent | None]:
-        """``op: r`` events; returns the last one, held back so that it can be marked ``last``. After an
-        interrupted attempt every table starts with a truncate (cdc.core.snapshot_restart)."""
-        info = self.info
-        assert info is not None
-        fetch = self.config.get("snapshot.fetch.size")
-        progress_mode = self.config.get("snapshot.progress")
-        marks = SnapshotMarks()
-        seq = 0
-        file_index = position_key(point.file, 0)[0]
+        """``op: r`` events of every captured table (cdc.core.snapshot_runner); returns the last one, held
+        back so that it can be marked ``last``."""
+        assert self.info is not None
         captured = [(d, t, s) for d, t, _ in read.tables
                     if self.captured(d, t) and (s := self._state(d, t)) is not None]
         captured.sort(key=lambda c: self.table_filter.order_key(f"{c[0]}.{c[1]}"))  # Debezium's table order
         warn_if_nothing_captured([f"{d}.{t}" for d, t, _ in captured],
                                  sorted(f"{d}.{t}" for d, t, _ in read.tables if d not in snap.SYSTEM_DATABASES),
                                  "database.include.list / table.include.list")
-        if restarted:
-            yield Batch([restart_marker(state.envelope, source_block(
-                self.flavor, self.prefix, database, table, ts_ms=ts_ms, server_id=0, file=point.file, pos=point.pos),
-                (file_index, point.pos, 0, 0)) for database, table, state in captured])
-        for database, table, state in captured:
-            progress = TableProgress(state.qualified, snap.estimate_rows(conn, database, table), progress_mode)
-            shared = source_block(self.flavor, self.prefix, database, table, ts_ms=ts_ms, server_id=0,
-                                  file=point.file, pos=point.pos, snapshot="true")  # no binlog event: server 0
-            marks.start_table()
-            envelope = state.envelope
-            row = state.row
-            for chunk in snap.select_rows(conn, database, table, fetch):
-                ts = now_ts()
-                events: list[ChangeEvent] = []
-                for values in chunk:
-                    seq += 1
-                    marks.hold(envelope.event(OP_READ, None, row(values), marks.source(shared),
-                                              position=(file_index, point.pos, 0, seq), ts=ts), events)
-                progress.advance(len(chunk))
-                if events:
-                    yield Batch(events)
-                if self._stopping:
-                    raise SourceError("stopped during the snapshot; it starts again on the next run")
-            marks.end_table(state.qualified)
-            progress.done()
-        return marks.finish()
+        return (yield from read_tables([self._snapshot_table(conn, d, t, s, point, ts_ms) for d, t, s in captured],
+                                       progress=self.config.get("snapshot.progress"),
+                                       stopping=lambda: self._stopping, restarted=restarted))
+
+    def _snapshot_table(self, conn: pymysql.connections.Connection, database: str, table: str, state: TableState,
+                        point: snap.SnapshotPoint, ts_ms: int) -> SnapshotTable:
+        base = (position_key(point.file, 0)[0], point.pos, 0)
+
+        def source() -> dict[str, Any]:  # no binlog event: server 0
+            return source_block(self.flavor, self.prefix, database, table, ts_ms=ts_ms, server_id=0, file=point.file,
+                                pos=point.pos)
+
+        def batches() -> Iterator[RowBatch]:
+            shared = {**source(), "snapshot": "true"}
+            for chunk in snap.select_rows(conn, database, table, self.config.get("snapshot.fetch.size")):
+                yield RowBatch([state.row(values) for values in chunk], shared, base, now_ts())
+
+        return SnapshotTable(state.envelope, batches, lambda: snap.estimate_rows(conn, database, table),
+                             source(), (*base, 0))
 
     # ---- per-table state --------------------------------------------------------------------
 

@@ -39,18 +39,18 @@ from cdc.core import signals as sig
 from cdc.core.blocking_snapshot import ReadTable, blocking_snapshots
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.encoded_rows import template
-from cdc.core.envelope import OP_READ, TableEnvelope, now_ts
+from cdc.core.envelope import OP_READ, now_ts
 from cdc.core.errors import CdcError, OffsetStoreError, SourceError
 from cdc.core.filters import warn_if_nothing_captured
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import ChunkError, IncrementalSnapshot
-from cdc.core.progress import TableProgress
 from cdc.core.quoting import pg_identifier, pg_table, sql_literal
 from cdc.core.records import Batch, ChangeEvent, EncodedRows
 from cdc.core.signal_handler import SignalHandler
-from cdc.core.snapshot_marks import SnapshotMarks, snapshot_flag
+from cdc.core.snapshot_marks import snapshot_flag
 from cdc.core.snapshot_mode import Plan, decide
-from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt, restart_marker
+from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt
+from cdc.core.snapshot_runner import RowBatch, SnapshotTable, read_event, read_tables
 from cdc.core.source import SourceSettings
 from cdc.sources.postgres import arrow_chunks, chunks, parallel
 from cdc.sources.postgres import catalog as cat
@@ -484,61 +484,40 @@ class PostgresSource:
             estimates = cat.row_estimates(conn, tables)
             ordered = sorted(tables, key=lambda t: self.table_filter.order_key(t.qualified))
             log.info("snapshot of %d tables at %s", len(ordered), po.format_lsn(lsn))
-            marks = SnapshotMarks()
-            fetch = self.config.get("snapshot.fetch.size")
-            progress_mode = self.config.get("snapshot.progress")
-            seq = 0
-            if attempt:  # the earlier attempt's rows are void: every table starts over
-                yield Batch([restart_marker(self._table_state(t, t.columns).envelope,
-                                            source_block(self.prefix, self.settings.dbname, t.schema, t.name,
-                                                         ts_us=now_ts()[1], snapshot="true", tx_id=xmin, lsn=lsn),
-                                            (lsn, 0, 0)) for t in ordered])
-            for table in ordered:
-                state = self._table_state(table, table.columns)
-                progress = TableProgress(table.qualified, estimates.get(table.oid), progress_mode)
-                marks.start_table()
-                names = [c.name for c in table.columns]
-                # The compiled codec takes COPY's lines as they come (native_rows.py), else Python.
-                native = encoder_for(state, len(names)) if self.native_rows else None
-                for rows in copy_rows(conn, table.schema, table.name, names, batch_rows=fetch, raw=native is not None):
-                    events: list[ChangeEvent] = []
-                    ts = now_ts()
-                    # One source block per batch; rows flagged first/last get their own copy.
-                    shared = source_block(self.prefix, self.settings.dbname, table.schema, table.name,
-                                          ts_us=ts[1], snapshot="true", tx_id=xmin, lsn=lsn)
-                    envelope = state.envelope
-                    row: Any = native.copy_row if native is not None else state.row
-                    # The codec encodes the rows between a batch's first and last in one call: those are
-                    # never a table's first or last, whose marks the first and last (held back) get.
-                    encoded = native.copy_batch(rows[1:-1]) \
-                        if native is not None and self.encoded_batches and len(rows) > 2 else None
-                    for values in rows if encoded is None else (rows[0],):
-                        seq += 1
-                        marks.hold(_read_event(envelope, row(values), marks.source(shared), (lsn, 0, seq), ts), events)
-                    if encoded is not None:
-                        marks.release(events)
-                        middle, keys = encoded
-                        yield Batch(events, encoded=EncodedRows(
-                            template(envelope, shared, keyed=keys is not None, position=(lsn, 0, seq + 1), ts=ts),
-                            middle, keys))
-                        seq += len(middle) + 1
-                        events = []
-                        marks.hold(_read_event(envelope, row(rows[-1]), marks.source(shared), (lsn, 0, seq), ts),
-                                   events)
-                    progress.advance(len(rows))
-                    if events:
-                        yield Batch(events)
-                    if self._stopping:
-                        raise SourceError("stopped during the snapshot; it starts again on the next run")
-                marks.end_table(table.qualified)
-                progress.done()
+            last = yield from read_tables(
+                [self._snapshot_table(conn, t, lsn, xmin, estimates.get(t.oid)) for t in ordered],
+                progress=self.config.get("snapshot.progress"), stopping=lambda: self._stopping, restarted=attempt > 0)
             conn.execute("COMMIT")
         finally:
             conn.close()
         self._position = self._stamp({"lsn": lsn, "txId": None, "ts_usec": time.time_ns() // 1000,
                                       "snapshot_completed": True, **({"snapshot_only": True} if final else {})})
-        last = marks.finish()
         yield Batch([last] if last is not None else [], dict(self._position))
+
+    def _snapshot_table(self, conn: psycopg.Connection, table: cat.CatalogTable, lsn: int, xmin: int | None,
+                        estimated: int | None) -> SnapshotTable:
+        """One table of the initial snapshot: its rows by COPY, through the compiled codec where it can."""
+        state = self._table_state(table, table.columns)
+        names = [c.name for c in table.columns]
+
+        def source(ts_us: int) -> dict[str, Any]:
+            return source_block(self.prefix, self.settings.dbname, table.schema, table.name, ts_us=ts_us,
+                                snapshot="true", tx_id=xmin, lsn=lsn)
+
+        def batches() -> Iterator[RowBatch]:
+            native = encoder_for(state, len(names)) if self.native_rows else None
+            row: Any = native.copy_row if native is not None else state.row
+            for rows in copy_rows(conn, table.schema, table.name, names, batch_rows=self.config.get(
+                    "snapshot.fetch.size"), raw=native is not None):
+                ts = now_ts()
+                if native is not None and self.encoded_batches and len(rows) > 2:
+                    # the codec encodes the rows between the batch's first and last in one call
+                    yield RowBatch([row(rows[0]), row(rows[-1])], source(ts[1]), (lsn, 0), ts,
+                                   middle=native.copy_batch(rows[1:-1]))
+                else:
+                    yield RowBatch([row(values) for values in rows], source(ts[1]), (lsn, 0), ts)
+
+        return SnapshotTable(state.envelope, batches, lambda: estimated, source(now_ts()[1]), (lsn, 0, 0))
 
     # ---- streaming --------------------------------------------------------------------------
 
@@ -931,7 +910,7 @@ class PostgresSource:
         source = source_block(self.prefix, self.settings.dbname, table.schema, table.name, ts_us=ts[1],
                               snapshot=flag, lsn=lsn)
         self._chunk_seq += 1
-        return _read_event(state.envelope, after, source, (lsn, 0, self._chunk_seq), ts)
+        return read_event(state.envelope, after, source, (lsn, 0, self._chunk_seq), ts)
 
     def _chunk_rows(self, state: TableState, table: cat.CatalogTable, lsn: int, rows: list[bytes],
                     keys: list[bytes] | None) -> EncodedRows:
@@ -962,9 +941,3 @@ class PostgresSource:
         finally:
             conn.close()
         return f"signal table {self._signals.qualified}"
-
-
-def _read_event(envelope: TableEnvelope, after: Any, source: dict[str, Any], position: tuple[int, ...],
-                ts: tuple[int, int, int]) -> ChangeEvent:
-    """A snapshot row's event (a NativeRow carries its key: it is not read back from the row)."""
-    return envelope.event(OP_READ, None, after, source, key=getattr(after, "key", None), position=position, ts=ts)

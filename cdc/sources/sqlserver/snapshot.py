@@ -17,12 +17,11 @@ stream (Debezium documents the same).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 
-from cdc.core.envelope import OP_READ
 from cdc.core.errors import SourceError
-from cdc.core.records import ChangeEvent
-from cdc.core.snapshot_marks import SnapshotMarks
+from cdc.core.records import Batch, ChangeEvent
+from cdc.core.snapshot_runner import RowBatch, SnapshotTable, read_tables
 from cdc.sources.sqlserver import catalog
 from cdc.sources.sqlserver import queries as q
 from cdc.sources.sqlserver.connection import QueryLayer
@@ -39,7 +38,8 @@ class Snapshot:
 
     def __init__(self, conn: QueryLayer, builder: EventBuilder, *, isolation: str, lock_timeout_ms: int,
                  fetch_size: int, with_data: bool, read_structure: Callable[[], list[CaptureInstance]],
-                 make_state: Callable[[CaptureInstance], TableState], stopping: Callable[[], bool]) -> None:
+                 make_state: Callable[[CaptureInstance], TableState], stopping: Callable[[], bool],
+                 progress: str = "auto") -> None:
         self.conn = conn
         self.builder = builder
         self.isolation = isolation
@@ -49,10 +49,11 @@ class Snapshot:
         self.read_structure = read_structure
         self.make_state = make_state
         self.stopping = stopping
+        self.progress = progress
         self.lsn: Lsn = NULL
         self.plans: dict[str, TablePlan] = {}
 
-    def run(self, tables: list[CaptureInstance]) -> Iterator[list[ChangeEvent]]:
+    def run(self, tables: list[CaptureInstance]) -> Generator[Batch, None, None]:
         conn, mode = self.conn, self.isolation
         conn.set_isolation(mode)
         conn.execute(q.lock_timeout(self.lock_timeout_ms))
@@ -77,9 +78,12 @@ class Snapshot:
             if mode == "repeatable_read":
                 conn.execute(q.COMMIT)  # step 5: release the shared locks
                 conn.execute(q.BEGIN)
-            yield structure
+            yield Batch(structure)
             if self.with_data:
-                yield from self._rows()
+                last = yield from read_tables([self._table(name) for name in sorted(self.plans)],
+                                              progress=self.progress, stopping=self.stopping)
+                if last is not None:
+                    yield Batch([last])
             conn.execute(q.COMMIT)
         except BaseException:
             try:
@@ -88,32 +92,20 @@ class Snapshot:
                 pass
             raise
 
-    def _rows(self) -> Iterator[list[ChangeEvent]]:
+    def _table(self, name: str) -> SnapshotTable:
+        """One captured table of the snapshot: its rows in pages of fetch_size."""
         builder = self.builder
-        marks = SnapshotMarks()
-        for name in sorted(self.plans):
-            state = builder.states[self.plans[name].current.name]
-            instance = state.instance
-            columns = [c.name for c in instance.columns]
-            envelope = state.envelope
-            marks.start_table()
-            seq = 0
+        state = builder.states[self.plans[name].current.name]
+        instance = state.instance
+        columns = [c.name for c in instance.columns]
+
+        def batches() -> Iterator[RowBatch]:
             for rows in self.conn.batches(q.select_rows(instance.schema, instance.table, columns), (),
                                           self.fetch_size):
                 now = builder.clock()
-                ts = (now // 1_000_000, now // 1000, now)
                 shared = source_block(builder.prefix, builder.database, instance.schema, instance.table, ts_ns=now,
                                       snapshot="true", commit_lsn=self.lsn)
-                events: list[ChangeEvent] = []
-                for values in rows:
-                    seq += 1
-                    marks.hold(envelope.event(OP_READ, None, state.row(values), marks.source(shared),
-                                              position=(self.lsn.as_int(), 0, seq), ts=ts), events)
-                if events:
-                    yield events
-                if self.stopping():
-                    raise SourceError("stopped during the snapshot; it starts again on the next run")
-            marks.end_table(state.data_collection)
-        last = marks.finish()
-        if last is not None:
-            yield [last]
+                yield RowBatch([state.row(values) for values in rows], shared, (self.lsn.as_int(), 0),
+                               (now // 1_000_000, now // 1000, now))
+
+        return SnapshotTable(state.envelope, batches)

@@ -444,9 +444,9 @@ class SqlServerSource:
                             fetch_size=self.config.get("snapshot.fetch.size"), with_data=with_data,
                             read_structure=lambda: [i for i in catalog.read_instances(snap_conn, self.table_filter)
                                                     if not self._is_signal_table(database, i)],
-                            make_state=self._state, stopping=lambda: self._stopping)
-        for events in snapshot.run(instances):
-            yield Batch(events)  # no offset until the snapshot is complete
+                            make_state=self._state, stopping=lambda: self._stopping,
+                            progress=self.config.get("snapshot.progress"))
+        yield from snapshot.run(instances)  # no offset until the snapshot is complete
         snap_conn.close()
         self._conns.remove(snap_conn)
         stream = DatabaseStream(conn, builder, settings, Position(snapshot.lsn), self._state)
