@@ -32,7 +32,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.bench_postgres import TABLE, load  # noqa: E402
 from bench.common import scratch_database  # noqa: E402
 
-
 MAX_ROWS_PER_BATCH = [300_000]  # --max-rows-per-batch
 MIN_ROWS_PER_BATCH = [0]  # --min-rows-per-batch (with maxTriggerDelay 5s)
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 TIME_FIELDS = ("ts_ms", "ts_us", "ts_ns")
 

@@ -16,8 +16,9 @@ import copy
 import fnmatch
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 Record = dict[str, Any]
 IGNORED = "<differs from Debezium: see deviations.py>"

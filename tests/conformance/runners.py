@@ -7,8 +7,9 @@ import os
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from cdc.core.records import SinkRecord
 from tests.conformance import workloads as wl

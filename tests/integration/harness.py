@@ -4,8 +4,9 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from cdc.config import CORE_OPTIONS, Config
 from cdc.core.converters import JsonConverter
@@ -15,7 +16,6 @@ from cdc.core.records import SinkRecord
 from cdc.core.retry import RetryPolicy
 from cdc.engine import Engine
 from cdc.sources.postgres import PostgresSource
-
 
 # Debezium's recorded runs (tests/fixtures/reference, the conformance fixtures) wrote headers with this.
 JSON_HEADERS = "org.apache.kafka.connect.json.JsonConverter"
@@ -85,7 +85,7 @@ class Pipeline:
         except BaseException as exc:  # noqa: BLE001 - surfaced to the test
             self.error = exc
 
-    def __enter__(self) -> "Pipeline":
+    def __enter__(self) -> Pipeline:
         self.thread.start()
         return self
 

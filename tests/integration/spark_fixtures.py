@@ -1,7 +1,7 @@
 """A local Spark session for the tests (one per test session: it takes ~10 s to start)."""
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

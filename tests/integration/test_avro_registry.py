@@ -27,7 +27,7 @@ from cdc.converters.avro_schema import from_connect_schema
 from cdc.core.connect import ConnectSchema
 from cdc.core.records import ChangeEvent, SinkRecord
 from tests.conftest import ROOT
-from tests.integration.kafka_fixtures import kafka_bootstrap, read_topic, topic_prefix  # noqa: F401 - fixtures
+from tests.integration.kafka_fixtures import read_topic
 
 fastavro = pytest.importorskip("fastavro", reason="fastavro is not installed (pip install 'cdc-debezium[avro]')")
 pytest.importorskip("confluent_kafka.schema_registry.avro",
@@ -277,8 +277,8 @@ def test_message_sizes_against_json_with_schemas(registry_url: str, capsys: pyte
 
 
 @pytest.mark.kafka
-def test_avro_records_through_a_real_kafka_broker(registry_url: str, kafka_bootstrap: str,  # noqa: F811
-                                                  topic_prefix: str) -> None:  # noqa: F811
+def test_avro_records_through_a_real_kafka_broker(registry_url: str, kafka_bootstrap: str,
+                                                  topic_prefix: str) -> None:
     from cdc.sinks.kafka import KafkaSink
 
     converter = avro_converter(registry_url)

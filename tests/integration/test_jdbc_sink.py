@@ -43,7 +43,7 @@ from tests.integration.connect_fixtures import (
     run_jdbc_sink,
 )
 from tests.integration.harness import Pipeline
-from tests.integration.kafka_fixtures import kafka_bootstrap, read_topic  # noqa: F401 - fixture
+from tests.integration.kafka_fixtures import read_topic
 
 pytestmark = [pytest.mark.postgres, pytest.mark.kafka]
 
@@ -346,7 +346,7 @@ def _wait_for_topic(bootstrap: str, topic: str, what: str, timeout: float,
 
 
 @pytest.fixture(scope="module")
-def captured(pg_admin_dsn: str, kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:  # noqa: F811
+def captured(pg_admin_dsn: str, kafka_bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Captured]:
     """The workload on a fresh source database, snapshotted and streamed at once by cdc (into
     ``c<hex>.public.*``) and by Debezium's PostgreSQL connector (``d<hex>.public.*``)."""
     from cdc.sinks.kafka import KafkaSink

@@ -17,7 +17,7 @@ import pytest
 from cdc.config import CORE_OPTIONS, Config
 from tests.conftest import REFERENCE, ROOT
 from tests.integration.harness import JSON_HEADERS, Pipeline, parse_header
-from tests.integration.kafka_fixtures import consume, kafka_bootstrap, topic_prefix  # noqa: F401 - fixtures
+from tests.integration.kafka_fixtures import consume
 from tests.integration.test_pg_reference import _scrub, _workload
 from tests.integration.test_pg_stream import sql
 

@@ -32,7 +32,6 @@ from cdc.config import Config
 from cdc.core.errors import SinkError
 from cdc.core.records import SinkRecord
 from tests.conftest import ROOT
-from tests.integration.kafka_fixtures import kafka_admin, kafka_bootstrap, topic_prefix  # noqa: F401 - fixtures
 from tests.integration.test_pg_stream import sql
 
 pytestmark = pytest.mark.kafka

@@ -11,8 +11,7 @@ import pytest
 from cdc.config import Config
 from cdc.core.errors import SchemaHistoryError, SinkError
 from cdc.core.records import SinkRecord
-from tests.integration.kafka_fixtures import (  # noqa: F401 - fixtures
-    OwnKafka, free_port_pair, kafka_admin, kafka_bootstrap, own_kafka, read_topic, topic_prefix)
+from tests.integration.kafka_fixtures import OwnKafka, free_port_pair, kafka_admin, read_topic
 
 pytestmark = pytest.mark.kafka
 

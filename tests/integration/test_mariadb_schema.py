@@ -11,9 +11,10 @@ import json
 import re
 import uuid
 import warnings
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 

@@ -6,8 +6,8 @@ import os
 import shutil
 import signal
 import subprocess
-import threading
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -17,9 +17,7 @@ import pymysql
 import pytest
 
 from cdc.core.errors import CdcError, SchemaHistoryError, SourceError
-from cdc.sources.mysql.source import MySqlSource
 from tests.conftest import ROOT
-from tests.integration.harness import Pipeline
 from tests.integration.test_mysql_stream import pipeline, sql
 
 pytestmark = pytest.mark.mysql

@@ -12,7 +12,7 @@ from cdc.config import CORE_OPTIONS, Config
 from cdc.sources.mysql.source import MySqlSource
 from tests.conftest import REFERENCE
 from tests.integration.harness import Pipeline
-from tests.integration.kafka_fixtures import consume, kafka_bootstrap, topic_prefix  # noqa: F401 - fixtures
+from tests.integration.kafka_fixtures import consume
 from tests.integration.test_kafka import as_record
 from tests.integration.test_mysql_reference import _run_sql, _scrub
 from tests.integration.test_mysql_stream import sql

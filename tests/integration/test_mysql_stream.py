@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pymysql
-
-from cdc.core.transactions import java_hashmap_order
 import pytest
 
+from cdc.core.transactions import java_hashmap_order
 from cdc.sources.mysql.source import MySqlSource
 from tests.integration.harness import Pipeline
 

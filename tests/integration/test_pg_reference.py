@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-import pytest
 
 from tests.conftest import REFERENCE
 from tests.integration.harness import JSON_HEADERS, Pipeline

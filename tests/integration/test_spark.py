@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import psycopg
 import pytest
 
-from tests.integration.kafka_fixtures import kafka_bootstrap  # noqa: F401 - fixture
-from tests.integration.spark_fixtures import spark  # noqa: F401 - fixture
 from tests.integration.test_pg_stream import sql
 
 pytestmark = pytest.mark.spark

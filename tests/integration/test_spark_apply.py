@@ -6,8 +6,6 @@ from typing import Any
 
 import pytest
 
-from tests.integration.spark_fixtures import spark  # noqa: F401 - fixture
-
 pytestmark = pytest.mark.spark
 
 ROW = "struct<id:int,name:string>"

@@ -18,8 +18,6 @@ from typing import Any
 
 import pytest
 
-from tests.integration.spark_fixtures import spark  # noqa: F401 - fixture
-
 pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -124,7 +122,7 @@ sys.exit(f"the query failed: {error}" if error else 0)
 """
 
 
-def test_snapshot_and_stream_into_delta_on_the_cluster(spark_cluster: str, spark: Any,  # noqa: F811
+def test_snapshot_and_stream_into_delta_on_the_cluster(spark_cluster: str, spark: Any,
                                                       pg_db: dict[str, str], tmp_path: Path) -> None:
     import time
 

@@ -16,7 +16,6 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.integration.spark_fixtures import spark  # noqa: F401 - fixture
 from tests.integration.test_pg_incremental import SIGNALS, signal
 from tests.integration.test_pg_stream import sql
 
@@ -175,7 +174,7 @@ def test_mariadb_replayed_micro_batches_read_the_same_chunks(mysql_server: dict[
 
 @pytest.mark.spark
 @pytest.mark.postgres
-def test_an_incremental_snapshot_fills_the_target_of_a_running_query(spark: Any, pg_db: dict[str, str],  # noqa: F811
+def test_an_incremental_snapshot_fills_the_target_of_a_running_query(spark: Any, pg_db: dict[str, str],
                                                                    tmp_path: Any) -> None:
     """snapshot.mode=no_data, then an execute-snapshot signal while rows change: the target ends
     equal to the table."""

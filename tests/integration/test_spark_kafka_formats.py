@@ -14,8 +14,6 @@ from typing import Any
 import pytest
 
 from cdc.pipeline import build
-from tests.integration.kafka_fixtures import kafka_bootstrap  # noqa: F401 - fixture
-from tests.integration.spark_fixtures import spark  # noqa: F401 - fixture
 from tests.integration.test_pg_stream import sql
 from tests.integration.test_spark import wait_equal
 
@@ -32,7 +30,7 @@ def source_rows(db: dict[str, str]) -> list[tuple]:
         return sorted(conn.execute("SELECT id, name, amount, seen FROM accounts").fetchall())
 
 
-def target_rows(spark: Any, path: Path) -> list[tuple]:  # noqa: F811
+def target_rows(spark: Any, path: Path) -> list[tuple]:
     if not path.exists():
         return []
     try:
@@ -66,7 +64,7 @@ def _properties(case: str, url: str | None) -> dict[str, str]:
 
 
 @pytest.fixture()
-def running(pg_db: dict[str, str], tmp_path: Path, kafka_bootstrap: str,  # noqa: F811
+def running(pg_db: dict[str, str], tmp_path: Path, kafka_bootstrap: str,
             request: pytest.FixtureRequest) -> Iterator[Any]:
     """start(extra properties) -> the engine of a pipeline writing to Kafka; stopped after the test."""
     engines: list[tuple[Any, threading.Thread]] = []
@@ -99,8 +97,8 @@ def running(pg_db: dict[str, str], tmp_path: Path, kafka_bootstrap: str,  # noqa
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_topic_of_any_converter_and_envelope_into_the_target(spark: Any, pg_db: dict[str, str],  # noqa: F811
-                                                             tmp_path: Path, kafka_bootstrap: str,  # noqa: F811
+def test_topic_of_any_converter_and_envelope_into_the_target(spark: Any, pg_db: dict[str, str],
+                                                             tmp_path: Path, kafka_bootstrap: str,
                                                              running: Any, case: str,
                                                              request: pytest.FixtureRequest) -> None:
     from cdc.spark.apply import changes_applier

@@ -9,7 +9,6 @@ from typing import Any
 import pymysql
 import pytest
 
-from tests.integration.spark_fixtures import spark  # noqa: F401 - fixture
 from tests.integration.test_mysql_stream import sql
 from tests.integration.test_spark import target_rows, wait_equal
 
@@ -67,7 +66,7 @@ def test_mariadb_into_spark_with_restart(spark: Any, mysql_server: dict[str, Any
     assert (300, "after restart", Decimal("3.00")) in target_rows(spark, target, "parquet")
 
 
-def test_mariadb_snapshot_in_parallel_chunks_under_a_writer(spark: Any, mysql_server: dict[str, Any],  # noqa: F811
+def test_mariadb_snapshot_in_parallel_chunks_under_a_writer(spark: Any, mysql_server: dict[str, Any],
                                                             mysql_db: dict[str, str], tmp_path: Path) -> None:
     """The snapshot cut into key chunks read by the executors while a writer changes rows all over the
     key range; the stream from the schema's binlog position brings every change since: the target

@@ -13,7 +13,6 @@ import psycopg
 import pytest
 
 from cdc.config import CORE_OPTIONS, Config
-from tests.integration.spark_fixtures import spark  # noqa: F401 - fixture
 from tests.integration.test_pg_stream import sql
 
 pytestmark = pytest.mark.spark

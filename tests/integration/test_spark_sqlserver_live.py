@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from cdc.sources.sqlserver.connection import OdbcConnection
-from tests.integration.spark_fixtures import spark  # noqa: F401 - fixture
 from tests.integration.test_spark import target_rows, wait_equal
 from tests.integration.test_sqlserver_live import DSN, admin, enable, props, table  # noqa: F401 - fixtures
 

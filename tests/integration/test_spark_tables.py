@@ -11,7 +11,6 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.integration.spark_fixtures import spark  # noqa: F401 - fixture
 from tests.integration.test_pg_stream import sql
 
 pytestmark = pytest.mark.spark
@@ -25,7 +24,7 @@ def _source(db: dict[str, str], table: str) -> list[tuple]:
         return sorted(tuple(r) for r in conn.execute(QUERIES[table]).fetchall())
 
 
-def _target(spark: Any, path: Path, columns: list[str]) -> list[tuple]:  # noqa: F811
+def _target(spark: Any, path: Path, columns: list[str]) -> list[tuple]:
     from delta.tables import DeltaTable
 
     if not (path / "_delta_log").exists() or not DeltaTable.isDeltaTable(spark, str(path)):
@@ -43,7 +42,7 @@ def _wait(check: Any, timeout: float = 120) -> None:
         time.sleep(1)
 
 
-def test_two_tables_into_their_own_targets(spark: Any, pg_db: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
+def test_two_tables_into_their_own_targets(spark: Any, pg_db: dict[str, str], tmp_path: Path) -> None:
     from cdc.spark.apply import tables_applier
     from cdc.spark.session import delta_available
 

@@ -9,13 +9,12 @@ from typing import Any
 
 import pytest
 
-from tests.integration.spark_fixtures import spark  # noqa: F401 - fixture
 from tests.integration.test_pg_stream import sql
 
 pytestmark = pytest.mark.spark
 
 
-def _reader(spark: Any, db: dict[str, str], slot: str, **transforms: str) -> Any:  # noqa: F811
+def _reader(spark: Any, db: dict[str, str], slot: str, **transforms: str) -> Any:
     reader = spark.readStream.format("cdc").option("source", "postgres").option("table", "public.items")
     for key in ("database.hostname", "database.port", "database.user", "database.dbname"):
         reader = reader.option(key, db[key])
@@ -24,7 +23,7 @@ def _reader(spark: Any, db: dict[str, str], slot: str, **transforms: str) -> Any
     return reader.option("slot.name", slot).option("publication.name", f"{slot}_pub").load()
 
 
-def test_read_to_insert_and_a_filter_apply_to_snapshot_and_stream(spark: Any, pg_db: dict[str, str],  # noqa: F811
+def test_read_to_insert_and_a_filter_apply_to_snapshot_and_stream(spark: Any, pg_db: dict[str, str],
                                                                   tmp_path: Path) -> None:
     sql(pg_db, "CREATE TABLE items (id int PRIMARY KEY, name text)",
         "INSERT INTO items SELECT g, 'n' || g FROM generate_series(1, 50) g")
@@ -59,7 +58,7 @@ def test_read_to_insert_and_a_filter_apply_to_snapshot_and_stream(spark: Any, pg
     assert streamed == [("c", None, 100), ("c", None, 200)]  # the key change's delete (header newkey) dropped
 
 
-def test_a_transform_that_replaces_the_envelope_stops_the_query(spark: Any, pg_db: dict[str, str],  # noqa: F811
+def test_a_transform_that_replaces_the_envelope_stops_the_query(spark: Any, pg_db: dict[str, str],
                                                                 tmp_path: Path) -> None:
     sql(pg_db, "CREATE TABLE items (id int PRIMARY KEY, name text)", "INSERT INTO items VALUES (1, 'a')")
     events = _reader(spark, pg_db, "unwrap_slot", **{

@@ -12,8 +12,8 @@ import os
 import re
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from decimal import Decimal
-from typing import Callable, Iterator
 from urllib.parse import parse_qs, unquote, urlparse
 
 import pytest

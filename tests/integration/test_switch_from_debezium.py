@@ -54,7 +54,7 @@ from tests.integration.connect_fixtures import (
     postgres_source,
     write_properties,
 )
-from tests.integration.kafka_fixtures import kafka_bootstrap, read_topic  # noqa: F401 - fixture
+from tests.integration.kafka_fixtures import read_topic
 
 pytestmark = [pytest.mark.postgres, pytest.mark.kafka]
 
@@ -150,7 +150,7 @@ def applied(records: list[Change]) -> dict[int, str | None]:
     return state
 
 
-def test_switch_from_debezium_to_cdc_and_back(pg_db: dict[str, str], kafka_bootstrap: str,  # noqa: F811
+def test_switch_from_debezium_to_cdc_and_back(pg_db: dict[str, str], kafka_bootstrap: str,
                                               tmp_path: Path) -> None:
     plugins = connect_plugins()
     timeout = env_timeout(90)

@@ -2,7 +2,8 @@
 record before it, and the source hears of it only after it is stored."""
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pytest
 

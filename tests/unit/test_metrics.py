@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 import time
 import urllib.request
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pytest
 

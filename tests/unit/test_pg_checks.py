@@ -12,7 +12,7 @@ class FakeConnection:
     def __init__(self, answers: dict[str, object]) -> None:
         self.answers = answers
 
-    def execute(self, query: str, params: object = None) -> "FakeConnection":
+    def execute(self, query: str, params: object = None) -> FakeConnection:
         self.last = next(v for k, v in self.answers.items() if k in query)
         return self
 

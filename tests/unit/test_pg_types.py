@@ -562,7 +562,7 @@ class FakeConnection:
         self.closed = False
         self.autocommit = True
 
-    def execute(self, sql: str, params: tuple[list[int]]) -> "FakeConnection":
+    def execute(self, sql: str, params: tuple[list[int]]) -> FakeConnection:
         self.queries.append(list(params[0]))
         self._result = [self.rows[o] for o in params[0] if o in self.rows]
         return self

@@ -1,7 +1,7 @@
 """The one retry policy (cdc.core.retry): what is retried, how long it waits, when it gives up."""
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

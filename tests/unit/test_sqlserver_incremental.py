@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,12 @@ from cdc.core.errors import SourceError
 from cdc.core.records import Batch, ChangeEvent
 from cdc.sources.sqlserver import queries as q
 from tests.fixtures.sqlserver.testdb import (
-    CUSTOMERS_COLUMNS, Instance, RecordedDatabase, change_table_columns, customers_and_orders, signal_row,
+    CUSTOMERS_COLUMNS,
+    Instance,
+    RecordedDatabase,
+    change_table_columns,
+    customers_and_orders,
+    signal_row,
     with_signal_table,
 )
 from tests.unit.test_sqlserver_stream import make_source

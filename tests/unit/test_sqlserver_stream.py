@@ -6,7 +6,8 @@ update pairs, primary-key changes, transactions, resume inside a commit, instanc
 from __future__ import annotations
 
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,12 @@ from cdc.sources.sqlserver.source import SqlServerSource
 from cdc.version import VERSION
 from tests.fixtures.sqlserver.fake import FakeServer
 from tests.fixtures.sqlserver.testdb import (
-    T1, RecordedDatabase, change_table_columns, ct_row, customers_and_orders, with_second_instance,
+    T1,
+    RecordedDatabase,
+    change_table_columns,
+    ct_row,
+    customers_and_orders,
+    with_second_instance,
 )
 
 NOW_NS = 1_700_000_000_123_456_789
