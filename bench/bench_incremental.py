@@ -64,7 +64,8 @@ def writer(dsn: str, rows: int, rate: int, stop: threading.Event, counter: list[
                 time.sleep(ahead)
 
 
-def pipeline(props: dict[str, str], out: Path, extra: dict[str, Any]) -> tuple[Engine, PostgresSource, CountingConverter]:
+def pipeline(props: dict[str, str], out: Path,
+             extra: dict[str, Any]) -> tuple[Engine, PostgresSource, CountingConverter]:
     config = Config({**{k: v for k, v in props.items() if k != "dsn"}, "topic.prefix": "bench",
                      "publication.name": "bench_pub", "sink.files.directory": str(out), "snapshot.progress": "off",
                      "tombstones.on.delete": "false", **extra}).declare(CORE_OPTIONS)

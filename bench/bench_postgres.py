@@ -103,7 +103,8 @@ def debezium_rate(props: dict[str, str], rows: int, mode: str, slot: str) -> flo
         "connector.class": "io.debezium.connector.postgresql.PostgresConnector", "name": "bench",
         "topic.prefix": "bench", "plugin.name": "pgoutput", "slot.name": slot, "publication.name": "bench_pub",
         "publication.autocreate.mode": "all_tables", "snapshot.mode": mode, "slot.drop.on.stop": "true",
-        "tombstones.on.delete": "false", "database.password": "", "bench.schemas.enable": str(SCHEMAS["enable"]).lower(),
+        "tombstones.on.delete": "false", "database.password": "",
+        "bench.schemas.enable": str(SCHEMAS["enable"]).lower(),
         **{k: v for k, v in props.items() if k.startswith("database.")}}, "bench.public.bench", rows)
 
 
@@ -155,7 +156,8 @@ def snapshot(rows: int, profile: bool) -> None:
     report(f"snapshot ({_codec()}, best of two)", rows, min(ours), reference, "COPY TO STDOUT (psql)")
     report("snapshot (Python path, best of two)", rows, min(python), reference, "COPY TO STDOUT (psql)")
     print(f"snapshot: the files hold {written / 1e6:,.0f} MB ({written / rows:,.0f} bytes a record); writing as "
-          f"many bytes from memory to a file with one fsync takes {disk:.2f} s here: ours / that {disk / min(ours):.2f}")
+          f"many bytes from memory to a file with one fsync takes {disk:.2f} s here: "
+          f"ours / that {disk / min(ours):.2f}")
     report_debezium("snapshot", dbz, rows / min(ours))
 
 

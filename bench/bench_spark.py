@@ -70,7 +70,7 @@ def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int) ->
     from cdc.spark import local_session, register
     from cdc.spark.apply import apply_changes
 
-    cores = int(master.strip("local[]") or 1)
+    cores = int(master.removeprefix("local").strip("[]") or 1)
     chunks = 2 * cores
     spark = local_session("cdc-bench", conf={"spark.master": master, "spark.sql.shuffle.partitions": str(cores)})
     register(spark)
@@ -186,7 +186,8 @@ def main() -> None:
                 load(conn, args.rows, 100_000)
                 conn.execute("VACUUM ANALYZE bench")
             results = {}
-            runs = (("local[2]", args.changes),) if args.streaming_only else (("local[1]", 0), ("local[2]", args.changes))
+            runs = ((("local[2]", args.changes),) if args.streaming_only
+                    else (("local[1]", 0), ("local[2]", args.changes)))
             for master, changes in runs:
                 child = subprocess.run([sys.executable, __file__, "--rows", str(args.rows), "--changes", str(changes),
                                         "--max-rows-per-batch", str(args.max_rows_per_batch),
@@ -203,14 +204,16 @@ def main() -> None:
                 assert r["target_rows"] == args.rows, r
                 print(f"run {run + 1} {r['master']}: snapshot {args.rows:,} rows in {r['chunks']} chunks -> Delta: "
                       f"cdc {r['cdc_rows_s']:,.0f} rows/s, spark.read.jdbc {r['jdbc_rows_s']:,.0f} rows/s, "
-                      f"ratio {r['cdc_rows_s'] / r['jdbc_rows_s']:.2f}; micro-batches (id, rows, s): {r['batches'][:4]}")
+                      f"ratio {r['cdc_rows_s'] / r['jdbc_rows_s']:.2f}; "
+                      f"micro-batches (id, rows, s): {r['batches'][:4]}")
             if one:
                 print(f"run {run + 1}: scaling local[1] -> local[2]: cdc {two['cdc_rows_s'] / one['cdc_rows_s']:.2f}x, "
                       f"jdbc {two['jdbc_rows_s'] / one['jdbc_rows_s']:.2f}x")
             if args.changes:
                 assert two["changed_in_target"] == args.changes, two
                 print(f"run {run + 1} local[2]: streaming {args.changes:,} changes applied (Delta MERGE) at "
-                      f"{two['streaming_changes_s']:,.0f} changes/s (the writer took {two['writer_s']} s; before them, 1,000 "
+                      f"{two['streaming_changes_s']:,.0f} changes/s (the writer took {two['writer_s']} s; "
+                      f"before them, 1,000 "
                       f"updates took {two['warm_up_s']} s: the session's first MERGE); "
                       f"micro-batches (id, rows, apply began, read, applied; s): {two['streaming_batches']}; "
                       f"of which the MERGEs: {two['merge_s']} s")

@@ -45,8 +45,10 @@ def scratch_database() -> Iterator[dict[str, str]]:
         yield props
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
-            for (slot,) in conn.execute("SELECT slot_name FROM pg_replication_slots WHERE database = %s", (name,)).fetchall():
-                conn.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name=%s AND active", (slot,))
+            slots = conn.execute("SELECT slot_name FROM pg_replication_slots WHERE database = %s", (name,)).fetchall()
+            for (slot,) in slots:
+                conn.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
+                             "WHERE slot_name=%s AND active", (slot,))
                 time.sleep(0.2)
                 conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

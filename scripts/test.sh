@@ -6,6 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 python=${PYTHON:-python3}
-"$python" -m ruff check cdc
+"$python" -m ruff check cdc tests bench
 "$python" -m mypy cdc
 exec "$python" -m pytest -q -rs -p no:cacheprovider "$@"

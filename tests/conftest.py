@@ -114,7 +114,7 @@ def _drop_database(admin_dsn: str, name: str) -> None:
         for attempt in range(20):
             slots = conn.execute("SELECT slot_name, active_pid FROM pg_replication_slots WHERE database = %s",
                                  (name,)).fetchall()
-            for slot, pid in slots:
+            for _slot, pid in slots:
                 if pid is not None:
                     conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
             for slot, _ in slots:
@@ -174,5 +174,6 @@ def mysql_db(mysql_server: dict[str, object]) -> Iterator[dict[str, str]]:
         "name": name, "db": name,
     }
     yield props
-    with pymysql.connect(**mysql_server, autocommit=True) as conn, conn.cursor() as cur:  # the server may have restarted
+    # the server may have restarted
+    with pymysql.connect(**mysql_server, autocommit=True) as conn, conn.cursor() as cur:
         cur.execute(f"DROP DATABASE IF EXISTS `{name}`")

@@ -1,6 +1,7 @@
 """Debezium's rate on a benchmark's workload, when its jars are there (the conformance suite's
 ``tests/conformance/debezium/fetch.sh`` fetches them): the embedded engine, records serialized by
-JsonConverter (with schemas unless ``bench.schemas.enable=false``) into a buffered file, timed from the first record to the last."""
+JsonConverter (with schemas unless ``bench.schemas.enable=false``) into a buffered file, timed from the first
+record to the last."""
 from __future__ import annotations
 
 import json

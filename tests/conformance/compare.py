@@ -121,7 +121,7 @@ def differences(ours: Any, theirs: Any, path: str = "") -> Iterator[tuple[str, A
     if isinstance(ours, list) and isinstance(theirs, list):
         if len(ours) != len(theirs):
             yield f"{path} (length)", len(ours), len(theirs)
-        for index, (a, b) in enumerate(zip(ours, theirs)):
+        for index, (a, b) in enumerate(zip(ours, theirs, strict=False)):  # unequal lengths reported above
             yield from differences(a, b, f"{path}[{index}]")
         return
     if ours != theirs or type(ours) is not type(theirs):
@@ -133,7 +133,7 @@ def _fields(items: list[Any]) -> bool:
 
 
 def identical_count(ours: list[dict[str, Any]], theirs: list[dict[str, Any]]) -> int:
-    return sum(1 for a, b in zip(ours, theirs) if not list(differences(a, b)))
+    return sum(1 for a, b in zip(ours, theirs, strict=False) if not list(differences(a, b)))
 
 
 def report(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], limit: int = 25) -> str:
@@ -144,7 +144,7 @@ def report(ours: list[dict[str, Any]], theirs: list[dict[str, Any]], limit: int 
         lines.append("  cdc:      " + " ".join(_label(r) for r in ours))
         lines.append("  Debezium: " + " ".join(_label(r) for r in theirs))
     shown = 0
-    for index, (a, b) in enumerate(zip(ours, theirs)):
+    for index, (a, b) in enumerate(zip(ours, theirs, strict=False)):
         for path, x, y in differences(a, b):
             if shown >= limit:
                 lines.append("  ...")

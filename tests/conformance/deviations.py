@@ -102,7 +102,8 @@ def _op(record: Record) -> str | None:
 DEVIATIONS: list[Deviation] = [
     *[Deviation("mariadb_comments*", path, _sql_unescaped,
                 "a column or table comment: the text the server stores (Debezium leaves the literal's escapes in)")
-      for path in ("value.payload.tableChanges[*].table.columns[*].comment", "value.payload.tableChanges[*].table.comment",
+      for path in ("value.payload.tableChanges[*].table.columns[*].comment",
+                   "value.payload.tableChanges[*].table.comment",
                    "value.schema.fields[*].fields[*].doc", "key.schema.fields[*].doc")],
     *[Deviation(workload, f"value.payload.after.{column}", by_id({6: value}),
                 "a DATETIME of year 0 read by the snapshot: year 0 (adjusted: 2000, as a DATE of year 0 is); "

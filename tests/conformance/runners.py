@@ -52,7 +52,8 @@ def run_debezium(workload: Workload, dsn: str, tmp: Path, timeout: float = 120) 
     out, ready, done = tmp / "debezium.jsonl", tmp / "ready", tmp / "done"
     log = open(tmp / "debezium.log", "w")
     process = subprocess.Popen(
-        ["java", "-Xmx512m", "-cp", classpath, "DebeziumRunner", str(props_file), str(out), str(ready), str(done), os.environ.get("CDC_DEBEZIUM_IDLE_MS", "3000")],
+        ["java", "-Xmx512m", "-cp", classpath, "DebeziumRunner", str(props_file), str(out), str(ready), str(done),
+         os.environ.get("CDC_DEBEZIUM_IDLE_MS", "3000")],
         stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + timeout

@@ -22,7 +22,8 @@ from tests.conformance.connect_reader import ConnectReader
 VARIANTS = {"pg_transactions": {"transaction.id.mode=debezium": {"transaction.id.mode": "debezium"}}}
 
 CASES = [pytest.param(name, "default", id=name) for name in wl.names("postgres")] + [
-    pytest.param(name, variant, id=f"{name}-{variant}") for name in wl.names("postgres") for variant in VARIANTS.get(name, {})
+    pytest.param(name, variant, id=f"{name}-{variant}")
+    for name in wl.names("postgres") for variant in VARIANTS.get(name, {})
 ] + [
     pytest.param(name, metadata, id=f"{name}-{metadata.lower()}")
     for name in wl.names("mariadb") for metadata in ("NO_LOG", "FULL")

@@ -95,7 +95,8 @@ def connection_properties(db: str, dsn: str) -> dict[str, str]:
         from psycopg.conninfo import conninfo_to_dict
 
         params = conninfo_to_dict(dsn)
-        props = {"database.hostname": str(params.get("host", "127.0.0.1")), "database.port": str(params.get("port", 5432)),
+        props = {"database.hostname": str(params.get("host", "127.0.0.1")),
+                 "database.port": str(params.get("port", 5432)),
                  "database.user": str(params.get("user", "postgres")), "database.dbname": DATABASE}
         props["database.password"] = str(params.get("password") or "")
         return props
@@ -169,8 +170,9 @@ def _mariadb(dsn: str, database: str | None) -> Any:
     import pymysql
 
     url = urlparse(dsn)
-    return pymysql.connect(host=url.hostname or "127.0.0.1", port=url.port or 3306, user=unquote(url.username or "root"),
-                           password=unquote(url.password or ""), database=database, autocommit=True,
+    return pymysql.connect(host=url.hostname or "127.0.0.1", port=url.port or 3306,
+                           user=unquote(url.username or "root"), password=unquote(url.password or ""),
+                           database=database, autocommit=True,
                            charset="utf8mb4", init_command="SET time_zone = '+00:00'")
 
 

@@ -72,7 +72,8 @@ class Pipeline:
             if hasattr(self.source, "encoded_batches"):
                 self.source.encoded_batches = self.source.native_rows
         self.sink = sink or CollectingSink()
-        converter = JsonConverter(self.config.get("value.converter.schemas.enable"), headers=header_converter(self.config))
+        converter = JsonConverter(self.config.get("value.converter.schemas.enable"),
+                                  headers=header_converter(self.config))
         retry = RetryPolicy.from_config(self.config) if "errors.max.retries" in self.config.options else None
         self.engine = Engine(self.source, self.sink, converter, FileOffsetStore(offsets, "test"), flush_interval_s=0.1,
                              retry=retry)  # as cdc.pipeline.build

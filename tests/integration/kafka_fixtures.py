@@ -23,6 +23,7 @@ import pytest
 from tests.conftest import ROOT
 
 SCRIPT = ROOT / "scripts" / "kafka.sh"
+NO_CONFLUENT_KAFKA = "confluent-kafka is not installed (pip install 'cdc-debezium[kafka]')"
 
 
 def _need_java_and_maven() -> None:
@@ -42,7 +43,7 @@ def _script(command: str, env: dict[str, str] | None = None, timeout: float = 60
 
 @pytest.fixture(scope="session")
 def kafka_bootstrap() -> str:
-    pytest.importorskip("confluent_kafka", reason="confluent-kafka is not installed (pip install 'cdc-debezium[kafka]')")
+    pytest.importorskip("confluent_kafka", reason=NO_CONFLUENT_KAFKA)
     if os.environ.get("CDC_TEST_KAFKA_BOOTSTRAP"):
         return os.environ["CDC_TEST_KAFKA_BOOTSTRAP"]
     _need_java_and_maven()
@@ -80,7 +81,7 @@ def free_port_pair() -> int:
 
 @pytest.fixture()
 def own_kafka(tmp_path: Path) -> Iterator[OwnKafka]:
-    pytest.importorskip("confluent_kafka", reason="confluent-kafka is not installed (pip install 'cdc-debezium[kafka]')")
+    pytest.importorskip("confluent_kafka", reason=NO_CONFLUENT_KAFKA)
     _need_java_and_maven()
     port = free_port_pair()
     kafka = OwnKafka(f"127.0.0.1:{port}", {"CDC_KAFKA_PORT": str(port), "CDC_KAFKA_DIR": str(tmp_path / "kafka")})

@@ -39,7 +39,8 @@ class Result:
 
 
 @pytest.fixture()
-def cdc(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Result]]:
+def cdc(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Result]]:
     """``cdc(*argv)``: the CLI in this process, from tmp_path (default files land there)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("CDC_PASSWORD", raising=False)
@@ -223,8 +224,8 @@ def test_invalid_regular_expression_in_a_list(offline: dict[str, str], key: str,
 
 
 def test_invalid_regular_expression_in_database_include_list(offline: dict[str, str]) -> None:
-    build_refused({**offline, **MY, "database.include.list": "shop_(eu"}, "'shop_(eu' is not a valid regular expression",
-                  "escape", error=ConfigError)
+    build_refused({**offline, **MY, "database.include.list": "shop_(eu"},
+                  "'shop_(eu' is not a valid regular expression", "escape", error=ConfigError)
 
 
 def test_invalid_regular_expression_through_the_cli(cdc: Callable[..., Result], tmp_path: Path) -> None:
@@ -385,7 +386,8 @@ def _make_read_only(folder: Path) -> Callable[[], None]:
     """chmod a-w; root ignores that, so it also gets the immutable flag (skips when neither works)."""
     folder.chmod(0o555)
     if os.access(folder, os.W_OK):
-        if shutil.which("chattr") and subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode == 0:
+        if (shutil.which("chattr")
+                and subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode == 0):
             def undo() -> None:
                 subprocess.run(["chattr", "-i", str(folder)], check=True)
                 folder.chmod(0o755)

@@ -132,7 +132,7 @@ def _assert_matches_server(conn: Any, table: Table) -> None:
     assert [c.name for c in table.columns] == [r[0] for r in server_columns], where
     assert [c.position for c in table.columns] == list(range(1, len(server_columns) + 1)), where
     assert _charset(table.default_charset) == collation.split("_")[0], where
-    for column, row in zip(table.columns, server_columns):
+    for column, row in zip(table.columns, server_columns, strict=True):
         (col, nullable, data_type, char_length, precision, scale, dt_precision, charset, column_type,
          column_default, extra) = row
         here = f"{where}.{col}"

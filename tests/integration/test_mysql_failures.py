@@ -46,7 +46,8 @@ def test_missing_replication_grants(mysql_server: dict[str, Any], mysql_db: dict
         error = run_until_error({**mysql_db, "database.user": user, "database.password": "pw"}, tmp_path)
     finally:
         sql(mysql_server, mysql_db["db"], f"DROP USER '{user}'@'127.0.0.1'")
-    assert "REPLICATION SLAVE" in str(error) and f"GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{user}'" in str(error)
+    assert "REPLICATION SLAVE" in str(error)
+    assert f"GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO '{user}'" in str(error)
 
 
 def test_binlog_not_in_row_format(mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path) -> None:
@@ -83,14 +84,17 @@ def test_purged_binlog_is_an_error_or_a_new_snapshot(mysql_server: dict[str, Any
     conn.close()
     error = run_until_error(mysql_db, tmp_path)
     assert isinstance(error, SourceError)
-    assert offset["offsets"]["test"]["file"] in str(error) and "purged" in str(error) and "snapshot.mode=when_needed" in str(error)
+    assert offset["offsets"]["test"]["file"] in str(error) and "purged" in str(error)
+    assert "snapshot.mode=when_needed" in str(error)
     assert json.loads((tmp_path / "offsets.json").read_text()) == offset  # nothing moved
     with pipeline(mysql_db, tmp_path, **{"snapshot.mode": "when_needed"}) as p:
         got = p.wait_count(2, topic=f"dbz.{db}.t")
-    assert [(r["value"]["payload"]["op"], r["value"]["payload"]["after"]) for r in got] == [("r", {"id": 1}), ("r", {"id": 2})]
+    assert [(r["value"]["payload"]["op"], r["value"]["payload"]["after"]) for r in got] == \
+        [("r", {"id": 1}), ("r", {"id": 2})]
 
 
-def test_unparseable_ddl_stops_or_is_skipped(mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path) -> None:
+def test_unparseable_ddl_stops_or_is_skipped(mysql_server: dict[str, Any], mysql_db: dict[str, str],
+                                             tmp_path: Path) -> None:
     """MariaDB's Oracle mode accepts types our parser does not know: the statement is quoted in the
     error and the offset stays before it; with skip.unparseable.ddl it is skipped with a warning."""
     db = mysql_db["db"]
@@ -111,8 +115,8 @@ def test_unparseable_ddl_stops_or_is_skipped(mysql_server: dict[str, Any], mysql
     assert [r["value"]["payload"]["after"] for r in got] == [{"id": 2}]
 
 
-def test_missing_or_corrupt_history_with_offsets_refuses_to_start(mysql_server: dict[str, Any], mysql_db: dict[str, str],
-                                                                  tmp_path: Path) -> None:
+def test_missing_or_corrupt_history_with_offsets_refuses_to_start(mysql_server: dict[str, Any],
+                                                                  mysql_db: dict[str, str], tmp_path: Path) -> None:
     db = mysql_db["db"]
     sql(mysql_server, db, "CREATE TABLE t (id int PRIMARY KEY)")
     with pipeline(mysql_db, tmp_path, **{"snapshot.mode": "no_data"}) as p:
@@ -250,7 +254,8 @@ def test_two_readers_with_one_server_id(mysql_server: dict[str, Any], mysql_db: 
         assert 5400 <= one.source.client_server_id <= 6400 and 5400 <= two.source.client_server_id <= 6400
         if one.source.client_server_id != two.source.client_server_id:  # 1 chance in 1001 to draw the same
             sql(mysql_server, mysql_db["db"], "INSERT INTO t VALUES (2)")
-            assert one.wait_count(1, topic=f"dbz.{mysql_db['db']}.t") and two.wait_count(1, topic=f"dbz.{mysql_db['db']}.t")
+            topic = f"dbz.{mysql_db['db']}.t"
+            assert one.wait_count(1, topic=topic) and two.wait_count(1, topic=topic)
 
 
 def test_passwords_in_ddl_never_reach_history_events_or_logs(mysql_server: dict[str, Any], mysql_db: dict[str, str],
@@ -303,7 +308,8 @@ def test_connection_killed_mid_snapshot_restarts_it(mysql_server: dict[str, Any]
     with pipeline({**mysql_db, "snapshot.fetch.size": "500", "retriable.restart.connector.wait.ms": "100"},
                   tmp_path) as p:
         def rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            return [r for r in records if r["topic"] == f"dbz.{db}.big" and r["value"] and r["value"]["payload"]["op"] == "r"]
+            return [r for r in records
+                    if r["topic"] == f"dbz.{db}.big" and r["value"] and r["value"]["payload"]["op"] == "r"]
         got = p.wait_for(lambda records: len(rows(records)) >= 60000 and
                          rows(records)[-1]["value"]["payload"]["source"]["snapshot"] == "last", timeout=120)
     killer.join(5)

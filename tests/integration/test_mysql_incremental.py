@@ -110,7 +110,8 @@ def test_conditions_stop_and_bad_signals(mysql_server: dict[str, Any], mysql_db:
         records = p.wait_count(1, topic=topic)
         records = p.wait_for(lambda rs: any((r["value"]["payload"].get("after") or {}).get("id") == 9999
                                             for r in rs if r["topic"] == topic and r["value"]))
-    reads = [r["value"]["payload"]["after"] for r in records if r["topic"] == topic and r["value"]["payload"]["op"] == "r"]
+    reads = [r["value"]["payload"]["after"] for r in records
+             if r["topic"] == topic and r["value"]["payload"]["op"] == "r"]
     assert sorted(r["id"] for r in reads) == [i for i in range(1, 1501) if i % 3 == 1]
     text = caplog.text
     assert "skipping malformed signal 'bad-1'" in text and "skipping malformed signal 'bad-2'" in text
@@ -156,7 +157,8 @@ def test_blocking_snapshot_from_the_file_channel(mysql_server: dict[str, Any], m
                                                  tmp_path: Path) -> None:
     db = mysql_db["db"]
     topic = f"dbz.{db}.t"
-    sql(mysql_server, db, "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)", "INSERT INTO t SELECT seq, 0 FROM seq_1_to_300")
+    sql(mysql_server, db, "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)",
+        "INSERT INTO t SELECT seq, 0 FROM seq_1_to_300")
     signals = tmp_path / "signals.jsonl"
     signals.write_text("garbage\n")
     props = {"snapshot.mode": "no_data", "signal.enabled.channels": "file", "signal.file": str(signals)}
@@ -312,7 +314,8 @@ def test_read_only_window_drops_a_row_changed_after_its_read(mysql_server: dict[
     is updated. That row must come only from the stream, with the new value; no stale read."""
     db = mysql_db["db"]
     topic = f"dbz.{db}.t"
-    sql(mysql_server, db, "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)", "INSERT INTO t SELECT seq, 0 FROM seq_1_to_1000")
+    sql(mysql_server, db, "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)",
+        "INSERT INTO t SELECT seq, 0 FROM seq_1_to_1000")
     signals = tmp_path / "signals.jsonl"
     signals.write_text("")
     props = {"snapshot.mode": "no_data", "read.only": "true", "signal.enabled.channels": "file",
@@ -346,7 +349,8 @@ def test_read_only_window_drops_a_row_changed_after_its_read(mysql_server: dict[
     reads = {r["value"]["payload"]["after"]["id"] for r in records if r["topic"] == topic
              and r["value"]["payload"]["op"] == "r"}
     assert reads == set(range(1, 1001)) - set(changed)
-    updates = [r["value"]["payload"]["after"] for r in records if r["topic"] == topic and r["value"]["payload"]["op"] == "u"]
+    updates = [r["value"]["payload"]["after"] for r in records
+               if r["topic"] == topic and r["value"]["payload"]["op"] == "u"]
     assert updates == [{"id": key, "v": 7} for key in changed] and dropped == len(changed)
 
 

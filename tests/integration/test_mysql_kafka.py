@@ -30,7 +30,8 @@ def kafka_pipeline(props: dict[str, str], tmp_path: Path) -> Pipeline:
 
 def test_mariadb_events_in_kafka_equal_debezium(mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path,
                                                kafka_bootstrap: str, topic_prefix: str) -> None:
-    expected = [json.loads(line) for line in (DEBEZIUM / "mariadb-types.jsonl").read_text().splitlines() if line.strip()]
+    expected = [json.loads(line) for line in (DEBEZIUM / "mariadb-types.jsonl").read_text().splitlines()
+                if line.strip()]
     setup, capture = (DEBEZIUM / "mariadb-types.sql").read_text().split("-- @@CAPTURE")
     db = mysql_db["db"]
     _run_sql(mysql_server, db, setup)
@@ -43,7 +44,7 @@ def test_mariadb_events_in_kafka_equal_debezium(mysql_server: dict[str, Any], my
         messages = consume(kafka_bootstrap, f"{topic_prefix}.{db}.types", len(expected))
     got = [as_record(m) for m in messages]
     assert len(got) == len(expected)
-    for index, (ours, theirs) in enumerate(zip(got, expected)):
+    for index, (ours, theirs) in enumerate(zip(got, expected, strict=True)):
         ours = _scrub(json.loads(json.dumps(ours).replace(f'"{topic_prefix}', '"dbz')), db)
         assert ours == _scrub(theirs, db), index
     history = [json.loads(m.value()) for m in consume(kafka_bootstrap, f"{topic_prefix}.history", 2)]

@@ -45,7 +45,8 @@ def _run_sql(server: dict[str, Any], db: str, sql: str) -> None:
         with conn.cursor() as cur:
             cur.execute("SET time_zone = '+00:00'")
             for statement in sql.split(";\n"):
-                statement = "\n".join(l for l in statement.splitlines() if not l.startswith("--")).strip().rstrip(";")
+                statement = "\n".join(line for line in statement.splitlines() if not line.startswith("--"))
+                statement = statement.strip().rstrip(";")
                 if statement:
                     cur.execute(statement)
     finally:
@@ -53,7 +54,8 @@ def _run_sql(server: dict[str, Any], db: str, sql: str) -> None:
 
 
 def test_mariadb_types_match_debezium(mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path) -> None:
-    expected = [json.loads(line) for line in (DEBEZIUM / "mariadb-types.jsonl").read_text().splitlines() if line.strip()]
+    expected = [json.loads(line) for line in (DEBEZIUM / "mariadb-types.jsonl").read_text().splitlines()
+                if line.strip()]
     setup, capture = (DEBEZIUM / "mariadb-types.sql").read_text().split("-- @@CAPTURE")
     db = mysql_db["db"]
     _run_sql(mysql_server, db, setup)
@@ -65,7 +67,7 @@ def test_mariadb_types_match_debezium(mysql_server: dict[str, Any], mysql_db: di
         _run_sql(mysql_server, db, capture)
         got = pipeline.wait_count(len(expected), topic=f"dbz.{db}.types")
     assert len(got) == len(expected)
-    for index, (ours, theirs) in enumerate(zip(got, expected)):
+    for index, (ours, theirs) in enumerate(zip(got, expected, strict=True)):
         ours, theirs = _scrub(ours, db), _scrub(theirs, db)
         assert ours == theirs, index
     # The binlog coordinates: one transaction per statement, rows numbered inside their event.

@@ -45,7 +45,8 @@ def pipeline(db: dict[str, str], tmp_path: Path, **props: str) -> Pipeline:
     return Pipeline({**base, **props}, tmp_path / "offsets.json", source_cls=MySqlSource)
 
 
-def test_insert_update_delete_and_key_change(mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path) -> None:
+def test_insert_update_delete_and_key_change(mysql_server: dict[str, Any], mysql_db: dict[str, str],
+                                             tmp_path: Path) -> None:
     db = mysql_db["db"]
     sql(mysql_server, db, "CREATE TABLE items (id int PRIMARY KEY, name varchar(20) NOT NULL, qty int)")
     with pipeline(mysql_db, tmp_path, **{"snapshot.mode": "no_data"}) as p:
@@ -105,7 +106,8 @@ def test_rows_before_an_alter_decode_with_the_old_columns_after_a_restart(
     assert [h["ddl"] for h in history if h["ddl"].startswith("ALTER")] == [change["ddl"]]  # recorded once
 
 
-def test_transaction_metadata_over_two_tables(mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path) -> None:
+def test_transaction_metadata_over_two_tables(mysql_server: dict[str, Any], mysql_db: dict[str, str],
+                                              tmp_path: Path) -> None:
     db = mysql_db["db"]
     sql(mysql_server, db, "CREATE TABLE a (id int PRIMARY KEY)", "CREATE TABLE b (id int PRIMARY KEY)")
     with pipeline(mysql_db, tmp_path, **{"snapshot.mode": "no_data", "provide.transaction.metadata": "true"}) as p:
@@ -196,7 +198,8 @@ def test_snapshot_with_concurrent_writes_loses_nothing(mysql_server: dict[str, A
     assert ops[0] == "first" and "last" in ops
 
 
-def test_snapshot_emits_schema_then_rows(mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path) -> None:
+def test_snapshot_emits_schema_then_rows(mysql_server: dict[str, Any], mysql_db: dict[str, str],
+                                         tmp_path: Path) -> None:
     db = mysql_db["db"]
     sql(mysql_server, db, "CREATE TABLE t (id int PRIMARY KEY, e enum('x','y') NOT NULL DEFAULT 'y', s set('a','b'))",
         "INSERT INTO t VALUES (1, 'x', 'a,b'), (2, 'y', '')")
@@ -219,7 +222,8 @@ def test_snapshot_emits_schema_then_rows(mysql_server: dict[str, Any], mysql_db:
     assert [r["value"]["payload"]["op"] for r in records[1:]] == ["r", "r"]
 
 
-def test_truncate_and_skipped_operations(mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path) -> None:
+def test_truncate_and_skipped_operations(mysql_server: dict[str, Any], mysql_db: dict[str, str],
+                                         tmp_path: Path) -> None:
     db = mysql_db["db"]
     sql(mysql_server, db, "CREATE TABLE t (id int PRIMARY KEY)")
     with pipeline(mysql_db, tmp_path, **{"snapshot.mode": "no_data", "skipped.operations": "u"}) as p:
@@ -247,7 +251,8 @@ def test_heartbeats_on_a_quiet_binlog(mysql_server: dict[str, Any], mysql_db: di
 
 
 def test_snapshot_without_reload_privilege_uses_the_consistent_snapshot_position(
-        mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+        mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path,
+        caplog: pytest.LogCaptureFixture) -> None:
     """FLUSH TABLES WITH READ LOCK needs RELOAD; without it MariaDB's binlog_snapshot position is used."""
     import uuid
 
@@ -268,7 +273,8 @@ def test_snapshot_without_reload_privilege_uses_the_consistent_snapshot_position
     assert "FLUSH TABLES WITH READ LOCK refused" in caplog.text
 
 
-def test_history_of_captured_tables_only(mysql_server: dict[str, Any], mysql_db: dict[str, str], tmp_path: Path) -> None:
+def test_history_of_captured_tables_only(mysql_server: dict[str, Any], mysql_db: dict[str, str],
+                                         tmp_path: Path) -> None:
     """schema.history.internal.store.only.captured.tables.ddl: other tables' DDL stays out of the history,
     in the snapshot and in the stream."""
     db = mysql_db["db"]

@@ -197,7 +197,8 @@ def test_snapshot_files_same_bytes_with_and_without_the_codec(pg_db: dict[str, s
         out = tmp_path / f"out-{native}"
         offsets = tmp_path / f"o{native}.json"
         props = {**{k: v for k, v in pg_db.items() if k != "dsn"}, "topic.prefix": "dbz",
-                 "snapshot.mode": "initial" if resumable else "initial_only", "slot.name": f"files_{int(resumable)}_{native}".lower(),
+                 "snapshot.mode": "initial" if resumable else "initial_only",
+                 "slot.name": f"files_{int(resumable)}_{native}".lower(),
                  "publication.name": "files_pub", "native.rows": str(native).lower(), "snapshot.fetch.size": "4",
                  "sink.files.directory": str(out), "offset.storage.file.filename": str(offsets),
                  "message.key.columns": "public.d:secret", "column.exclude.list": "public.d.secret",

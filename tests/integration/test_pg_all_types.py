@@ -34,7 +34,8 @@ def b64int(text: str) -> int:
 
 def check(row: dict[str, Any], id_: int) -> None:
     assert row["id"] == id_
-    assert (row["c_bool"], row["c_int2"], row["c_int8"], row["c_float4"], row["c_float8"]) == (True, -7, 9000000000, 1.5, 0.1)
+    assert (row["c_bool"], row["c_int2"], row["c_int8"], row["c_float4"], row["c_float8"]) == \
+        (True, -7, 9000000000, 1.5, 0.1)
     assert b64int(row["c_numeric"]) == -123456
     assert row["c_numeric_u"]["scale"] == 20 and b64int(row["c_numeric_u"]["value"]) == 1
     assert (row["c_char"], row["c_varchar"], row["c_text"]) == ("ab ", "héllo", "tab\there")

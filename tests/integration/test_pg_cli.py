@@ -35,7 +35,8 @@ def test_cdc_run_properties_file_and_ctrl_c(pg_db: dict[str, str], tmp_path: Pat
         f"sink.files.directory={out}",
         f"offset.storage.file.filename={tmp_path / 'offsets.json'}",
     ]))
-    proc = subprocess.Popen([sys.executable, "-m", "cdc.cli", "-v", "run", str(config)], stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "cdc.cli", "-v", "run", str(config)],
+                            stderr=subprocess.PIPE, text=True)
     topic = out / "shop.public.orders.jsonl"
     try:
         deadline = time.monotonic() + 30

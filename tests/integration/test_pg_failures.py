@@ -1,6 +1,7 @@
 """Bad input gets a clear error naming the cause and the fix, and loses no data."""
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -130,11 +131,13 @@ def test_slot_drop_on_stop_drops_on_a_clean_stop_only(pg_db: dict[str, str], pg_
 
 def test_slot_dropped_while_running(pg_db: dict[str, str], pg_admin_dsn: str, tmp_path: Path) -> None:
     sql(pg_db, "CREATE TABLE x (id int PRIMARY KEY)")
-    p = Pipeline({**pg_db, "snapshot.mode": "no_data", "retriable.restart.connector.wait.ms": "100"}, tmp_path / "o.json")
+    p = Pipeline({**pg_db, "snapshot.mode": "no_data", "retriable.restart.connector.wait.ms": "100"},
+                 tmp_path / "o.json")
     with p:
         p.wait_ready()
         with psycopg.connect(pg_admin_dsn, autocommit=True) as conn:
-            conn.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = 'cdc_test'")
+            conn.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
+                         "WHERE slot_name = 'cdc_test'")
             for _ in range(50):
                 try:
                     conn.execute("SELECT pg_drop_replication_slot('cdc_test')")
@@ -199,8 +202,10 @@ def test_kill_9_mid_stream_then_restart_loses_nothing(pg_db: dict[str, str], tmp
     try:
         deadline = time.monotonic() + 30
         with psycopg.connect(pg_db["dsn"], autocommit=True) as conn:
-            while not conn.execute("SELECT count(*) FROM pg_replication_slots WHERE slot_name='kill9' AND active").fetchone()[0]:
-                assert time.monotonic() < deadline and first.poll() is None, first.stderr.read().decode() if first.poll() is not None else "slot never active"
+            active = "SELECT count(*) FROM pg_replication_slots WHERE slot_name='kill9' AND active"
+            while not conn.execute(active).fetchone()[0]:
+                assert time.monotonic() < deadline and first.poll() is None, \
+                    first.stderr.read().decode() if first.poll() is not None else "slot never active"
                 time.sleep(0.1)
         thread = threading.Thread(target=writer)
         thread.start()
@@ -231,7 +236,7 @@ def test_kill_9_mid_stream_then_restart_loses_nothing(pg_db: dict[str, str], tmp
     ids = _file_ids(out)
     assert set(ids) == set(committed) and len(committed) == 4000
     # order is kept: ids only go back where the unacknowledged tail was delivered again
-    assert sum(1 for a, b in zip(ids, ids[1:]) if b < a) <= 1
+    assert sum(1 for a, b in itertools.pairwise(ids) if b < a) <= 1
 
 
 def test_a_foreign_slot_is_never_dropped_nor_advanced(pg_db: dict[str, str], tmp_path: Path) -> None:
@@ -297,4 +302,5 @@ def test_an_offset_of_another_server_is_refused(pg_db: dict[str, str], tmp_path:
     offset["server_identity"] = f"postgres:7000000000000000001:{pg_db['database.dbname']}"
     (tmp_path / "o.json").write_text(json.dumps(stored))
     error = run_until_error(pg_db, tmp_path)
-    assert isinstance(error, OffsetStoreError) and "written on another server (postgres:7000000000000000001" in str(error)
+    assert isinstance(error, OffsetStoreError)
+    assert "written on another server (postgres:7000000000000000001" in str(error)

@@ -188,7 +188,8 @@ def test_additional_conditions_queueing_and_bad_signals(pg_db: dict[str, str], t
 
 
 def test_file_channel_and_blocking_snapshot(pg_db: dict[str, str], tmp_path: Path) -> None:
-    sql(pg_db, "CREATE TABLE f (id int PRIMARY KEY, n int)", "INSERT INTO f SELECT g, g FROM generate_series(1, 1000) g")
+    sql(pg_db, "CREATE TABLE f (id int PRIMARY KEY, n int)",
+        "INSERT INTO f SELECT g, g FROM generate_series(1, 1000) g")
     signals = tmp_path / "signals.jsonl"
     signals.write_text("")
     offsets = tmp_path / "o.json"

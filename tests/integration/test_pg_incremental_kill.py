@@ -114,7 +114,8 @@ def finish(db: dict[str, str], tmp: Path, proc: subprocess.Popen[bytes], topic: 
     try:
         while (got := fold(lines(topic))) != expected:
             diff = {k: (got.get(k), expected.get(k)) for k in set(got) | set(expected) if got.get(k) != expected.get(k)}
-            assert proc.poll() is None and time.monotonic() < deadline, f"the restart did not converge: {list(diff.items())[:10]}"
+            assert proc.poll() is None and time.monotonic() < deadline, \
+                f"the restart did not converge: {list(diff.items())[:10]}"
             time.sleep(0.2)
     finally:
         proc.send_signal(signal.SIGINT)
@@ -141,7 +142,8 @@ def test_kill_during_incremental_snapshot_resumes_at_the_stored_chunk(pg_db: dic
     try:
         wait_offset(tmp_path, proc, lambda o: o.get("lsn", 0) > 0)
         thread.start()
-        sql(pg_db, "INSERT INTO debezium_signal VALUES ('go', 'execute-snapshot', '{\"data-collections\": [\"public.big\"]}')")
+        sql(pg_db, "INSERT INTO debezium_signal VALUES "
+                   "('go', 'execute-snapshot', '{\"data-collections\": [\"public.big\"]}')")
         wait_offset(tmp_path, proc, lambda o: incremental_key(o) >= 10_000)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()

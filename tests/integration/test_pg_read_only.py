@@ -71,7 +71,8 @@ def test_read_only_incremental_snapshot_under_concurrent_writes(pg_db: dict[str,
 def test_read_only_read_comes_before_a_change_made_after_it(pg_db: dict[str, str], tmp_path: Path) -> None:
     """Right after each chunk is read, its first row is updated: that update commits after the
     chunk's WAL position, so the chunk is emitted first and the update follows it."""
-    sql(pg_db, "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)", "INSERT INTO t SELECT g, 0 FROM generate_series(1, 1000) g")
+    sql(pg_db, "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL)",
+        "INSERT INTO t SELECT g, 0 FROM generate_series(1, 1000) g")
     signals = tmp_path / "signals.jsonl"
     signals.write_text("")
     changed: list[int] = []

@@ -50,7 +50,7 @@ def test_pg_types_match_debezium(pg_db: dict[str, str], tmp_path: Path) -> None:
             conn.execute(capture)
         got = pipeline.wait_count(len(expected), topic="dbz.public.types")
     assert len(got) == len(expected)
-    for index, (ours, theirs) in enumerate(zip(got, expected)):
+    for index, (ours, theirs) in enumerate(zip(got, expected, strict=True)):
         ours, theirs = _scrub(ours), _scrub(theirs)
         if theirs["value"] is not None:  # Debezium's run used a database named "lab"
             assert ours["value"]["payload"]["source"]["db"] == pg_db["database.dbname"]

@@ -55,7 +55,8 @@ def test_mariadb_into_spark_with_restart(spark: Any, mysql_server: dict[str, Any
         wait_equal(lambda: target_rows(spark, target, "parquet"), expected)
     finally:
         query.stop()
-    sql(mysql_server, db, "UPDATE accounts SET name = 'while stopped' WHERE id = 1", "DELETE FROM accounts WHERE id = 2")
+    sql(mysql_server, db, "UPDATE accounts SET name = 'while stopped' WHERE id = 1",
+        "DELETE FROM accounts WHERE id = 2")
     query = start_query(spark, mysql_db, tmp_path)  # resumes from its checkpoint
     try:
         wait_equal(lambda: target_rows(spark, target, "parquet"), expected)

@@ -48,7 +48,8 @@ def _same(ours: Any, theirs: Any) -> bool:
     if isinstance(theirs, float) and math.isnan(theirs):
         return isinstance(ours, float) and math.isnan(ours)
     if isinstance(theirs, dict):
-        return isinstance(ours, dict) and ours.keys() == theirs.keys() and all(_same(ours[k], v) for k, v in theirs.items())
+        return (isinstance(ours, dict) and ours.keys() == theirs.keys()
+                and all(_same(ours[k], v) for k, v in theirs.items()))
     return type(ours) is type(theirs) and ours == theirs
 
 

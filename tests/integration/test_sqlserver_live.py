@@ -162,7 +162,8 @@ def test_types(admin: OdbcConnection, props: dict[str, str], table: str) -> None
     after = data(events)[0].value["after"]
     assert after == {
         "id": 1, "b": True, "ti": 255, "r": 1.1, "f": 3.5, "dec": "+y4=", "m": "AeII", "nvc": "żółw", "x": "<a>1</a>",
-        "d": 17702, "tm3": 54796945, "tm7": 54796945104000,  # pyodbc's time keeps microseconds "dt": 1529507596947, "sdt": 1529507580000,
+        "d": 17702, "tm3": 54796945, "tm7": 54796945104000,  # pyodbc's time keeps microseconds
+        "dt": 1529507596947, "sdt": 1529507580000,
         "dt2": 1529507596945104, "dto": "2019-01-01T10:34:56.1234567Z",
         "u": "6F9619FF-8B86-D011-B42D-00C04FC964FF", "vb": "AQI=",
     }
@@ -184,7 +185,8 @@ def test_transaction_end_when_the_next_begins(admin: OdbcConnection, props: dict
     finally:
         stream.close()
         source.close()
-    kinds = [e.value.get("status") or e.value["op"] for e in events if e.value and ("status" in e.value or "op" in e.value)]
+    kinds = [e.value.get("status") or e.value["op"] for e in events
+             if e.value and ("status" in e.value or "op" in e.value)]
     assert kinds == ["BEGIN", "c", "c", "END", "BEGIN", "c"]
     end = next(e.value for e in events if e.value and e.value.get("status") == "END")
     assert end["event_count"] == 2

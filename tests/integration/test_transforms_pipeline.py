@@ -51,7 +51,8 @@ def test_unwrap_and_route_between_source_and_converter(pg_db: dict[str, str], tm
     assert [r["value"]["payload"] for r in records] == [
         {"id": 1, "name": "a", "__op": "c", "__table": "items", "__deleted": "false"},
         {"id": 1, "name": "b", "__op": "u", "__table": "items", "__deleted": "false"},
-        {"id": 1, "name": None, "__op": "d", "__table": "items", "__deleted": "true"},  # REPLICA IDENTITY DEFAULT: the key only
+        # REPLICA IDENTITY DEFAULT: the key only
+        {"id": 1, "name": None, "__op": "d", "__table": "items", "__deleted": "true"},
         {"id": 2, "name": "c", "__op": "c", "__table": "items", "__deleted": "false"},
     ]
     assert [r["key"]["payload"] for r in records] == [{"id": 1}, {"id": 1}, {"id": 1}, {"id": 2}]

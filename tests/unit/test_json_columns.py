@@ -36,7 +36,8 @@ SCHEMA: dict[str, Any] = {"type": "struct", "fields": [
 ]}
 
 ROWS: list[dict[str, Any] | None] = [
-    {"id": 1, "small": _decimal(-12345), "big": _decimal(-(10 ** 25) - 7), "day": 19_782, "micros": 1_700_000_000_123_456,
+    {"id": 1, "small": _decimal(-12345), "big": _decimal(-(10 ** 25) - 7), "day": 19_782,
+     "micros": 1_700_000_000_123_456,
      "millis": 1_700_000_000_123, "zoned": "2024-02-29T08:15:30.5Z", "raw": base64.b64encode(b"\x00\xff").decode(),
      "text": "h\u00e9llo \u2603", "ratio": -0.1},
     None,
@@ -51,7 +52,8 @@ ROWS: list[dict[str, Any] | None] = [
 
 def _per_value(rows: list[dict[str, Any] | None]) -> list[Any]:
     row_type, convert = struct_type_of(SCHEMA)
-    return pa.array([convert(row) for row in rows], type=arrow_schema(event_schema(row_type)).field("after").type).to_pylist()
+    after_type = arrow_schema(event_schema(row_type)).field("after").type
+    return pa.array([convert(row) for row in rows], type=after_type).to_pylist()
 
 
 def _columnar(rows: list[dict[str, Any] | None]) -> list[Any]:
@@ -73,7 +75,8 @@ def test_a_float_column_holding_nan_is_handed_back() -> None:
 
 
 def test_types_it_does_not_cover_have_no_reader() -> None:
-    schema = {"type": "struct", "fields": [{"field": "v", "type": "struct", "name": "io.debezium.data.VariableScaleDecimal",
-                                            "fields": [{"field": "scale", "type": "int32"}, {"field": "value", "type": "bytes"}]}]}
+    schema = {"type": "struct", "fields": [{
+        "field": "v", "type": "struct", "name": "io.debezium.data.VariableScaleDecimal",
+        "fields": [{"field": "scale", "type": "int32"}, {"field": "value", "type": "bytes"}]}]}
     row_type, _ = struct_type_of(schema)
     assert reader_for(schema, arrow_schema(event_schema(row_type)).field("after").type) is None

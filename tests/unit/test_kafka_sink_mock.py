@@ -18,7 +18,8 @@ from cdc.config import Config
 from cdc.core.errors import ConfigError, SinkError
 from cdc.core.records import SinkRecord
 
-confluent_kafka = pytest.importorskip("confluent_kafka", reason="confluent-kafka is not installed (pip install 'cdc-debezium[kafka]')")
+confluent_kafka = pytest.importorskip("confluent_kafka",
+                                      reason="confluent-kafka is not installed (pip install 'cdc-debezium[kafka]')")
 
 
 @pytest.fixture(scope="module")

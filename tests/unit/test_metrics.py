@@ -45,8 +45,8 @@ def value(metrics: PipelineMetrics, name: str, **labels: str) -> float | None:
 def test_streamed_events_counted_per_table_and_op() -> None:
     clock = Clock()
     m = PipelineMetrics(plugin="postgres", server="dbz", clock=clock)
-    batch = [event("public.a", "c", tx=1) for _ in range(3)] + [event("public.a", "u", tx=2), event("public.b", "d", tx=2),
-                                                               event("public.b", None)]  # a tombstone
+    batch = [event("public.a", "c", tx=1) for _ in range(3)] + [
+        event("public.a", "u", tx=2), event("public.b", "d", tx=2), event("public.b", None)]  # a tombstone
     m.batch(Batch(batch, {"lsn": 10}))
     m.batch(Batch([event("public.a", "c", tx=3, ts_ms=int(clock.now * 1000) - 1500)], {"lsn": 20}))
     assert value(m, "debezium_metrics_TotalNumberOfEventsSeen", context="streaming") == 6

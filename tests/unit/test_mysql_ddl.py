@@ -2,8 +2,8 @@
 
 The first cases are the schema history records of shared/reference/001_*: the same DDL must
 give the same JSON, with the change Debezium 3 made to the shape since those records were
-written (a column without a default expression has no ``defaultValueExpression`` key). The rest are table-driven: statements in, a projection of the
-resulting changes out.
+written (a column without a default expression has no ``defaultValueExpression`` key). The rest are
+table-driven: statements in, a projection of the resulting changes out.
 """
 from __future__ import annotations
 
@@ -69,7 +69,8 @@ def test_reference_create_table() -> None:
 
 def test_reference_alter_add_column_with_current_timestamp() -> None:
     schema = MySqlSchema()
-    schema.apply("CREATE TABLE `user` (`name` char(20) DEFAULT '', `age` int DEFAULT NULL) DEFAULT CHARSET=utf8", "test")
+    schema.apply("CREATE TABLE `user` (`name` char(20) DEFAULT '', `age` int DEFAULT NULL) DEFAULT CHARSET=utf8",
+                 "test")
     changes = schema.apply("ALTER TABLE `user` ADD COLUMN `createtime` datetime NULL DEFAULT CURRENT_TIMESTAMP", "test")
     assert changes == [{
         "type": "ALTER", "id": '"test"."user"',
@@ -116,7 +117,8 @@ CASES: list[tuple[str, list[str], list[tuple], list[str]]] = [
     # (name, statements (all but the last are set-up), expected columns of the last change, its key)
     ("types and their Debezium names", [
         "CREATE TABLE t (c1 tinyint(1), c2 smallint unsigned, c3 mediumint, c4 int(11) unsigned zerofill,"
-        " c5 bigint, c6 integer, c7 int8, c8 decimal(10,2), c9 numeric, c10 float, c11 float(7,3), c12 double precision,"
+        " c5 bigint, c6 integer, c7 int8, c8 decimal(10,2), c9 numeric, c10 float, c11 float(7,3),"
+        " c12 double precision,"
         " c13 real, c14 bit, c15 bit(12), c16 bool, c17 serial) CHARSET utf8mb4"],
      [("c1", "TINYINT", 5, 1, None, 1, True, True, None, None, []),
       ("c2", "SMALLINT UNSIGNED", 5, None, None, 2, True, True, None, None, []),
@@ -439,11 +441,13 @@ def test_history_record_shape() -> None:
     record = history_record({"server": "dip_source"}, {"file": "mysql-bin.000006", "pos": 26063}, "dip_test",
                             "CREATE DATABASE `dip_test`", [])
     assert list(record) == ["source", "position", "databaseName", "ddl", "tableChanges"]
-    assert list(history_record({}, {}, None, "x", [], ts_ms=5)) == ["source", "position", "ts_ms", "ddl", "tableChanges"]
+    assert list(history_record({}, {}, None, "x", [], ts_ms=5)) == \
+        ["source", "position", "ts_ms", "ddl", "tableChanges"]
 
 
 def _history(statements: list[tuple[int, str, str | None]], schema: MySqlSchema) -> list[dict[str, Any]]:
-    return [history_record({"server": "s"}, {"pos": pos}, db, ddl, schema.apply(ddl, db)) for pos, ddl, db in statements]
+    return [history_record({"server": "s"}, {"pos": pos}, db, ddl, schema.apply(ddl, db))
+            for pos, ddl, db in statements]
 
 
 def test_from_history_up_to_a_position() -> None:

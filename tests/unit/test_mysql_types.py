@@ -124,7 +124,7 @@ def test_values_equal_debezium(ddl: str) -> None:
     events = [r["value"]["payload"] for r in _reference() if r["value"] is not None]
     rows = [(None, ROW_1), (None, ROW_2), (None, ROW_3), (ROW_2, ROW_2_UPDATED), (ROW_3, None)]
     assert len(events) == len(rows)
-    for event, (before, after) in zip(events, rows):
+    for event, (before, after) in zip(events, rows, strict=True):
         assert (payload(before) if before else None) == event["before"]
         assert (payload(after) if after else None) == event["after"]
 
@@ -156,7 +156,8 @@ def test_decimal_modes(mode: str, value: Any) -> None:
     modes = TypeModes(decimal_handling_mode=mode)
     got = convert("decimal(10,2)", Decimal("12345678.90"), modes)
     assert (unscaled(got) if mode == "precise" else got) == value
-    assert schema_of("decimal(10,2)", modes)["type"] == {"precise": "bytes", "double": "double", "string": "string"}[mode]
+    assert schema_of("decimal(10,2)", modes)["type"] == \
+        {"precise": "bytes", "double": "double", "string": "string"}[mode]
 
 
 def test_unsigned_integers() -> None:
@@ -218,7 +219,8 @@ def test_json_from_the_mysql_binary_format() -> None:
 @pytest.mark.parametrize("mode, time_schema, time_value, dt_schema, dt_value", [
     ("adaptive_time_microseconds", ("int64", "io.debezium.time.MicroTime"), -3020399000000,
      ("int64", "io.debezium.time.Timestamp"), 1709214330123),
-    ("adaptive", ("int32", "io.debezium.time.Time"), -3020399000, ("int64", "io.debezium.time.Timestamp"), 1709214330123),
+    ("adaptive", ("int32", "io.debezium.time.Time"), -3020399000,
+     ("int64", "io.debezium.time.Timestamp"), 1709214330123),
     ("connect", ("int32", "org.apache.kafka.connect.data.Time"), None,  # past Connect's Time range
      ("int64", "org.apache.kafka.connect.data.Timestamp"), 1709214330123),
 ])

@@ -115,7 +115,7 @@ class TestReference:
         before, after = value_schema["fields"][0]["fields"], value_schema["fields"][1]["fields"]
         assert before == after
         assert [f["field"] for f in after] == [name for name, _, _ in COLUMNS]
-        for (name, pg_type, typmod), expected in zip(COLUMNS, after):
+        for (name, pg_type, typmod), expected in zip(COLUMNS, after, strict=True):
             got = {**field_schema(pg_type, typmod, name != "id", PRECISE), "field": name}
             assert got == expected, name
             assert list(got) == list(expected), name  # key order, as the converter prints it
@@ -129,12 +129,12 @@ class TestReference:
         expected_rows = [r["value"]["payload"]["after"] for r in records[:4]]
         assert [r["value"]["payload"]["op"] for r in records[:4]] == ["c", "c", "c", "u"]
         converters = [text_converter(t, typmod, PRECISE) for _, t, typmod in COLUMNS]
-        for texts, expected in zip([ROW_1, ROW_2, ROW_3, ROW_2_UPDATED], expected_rows):
+        for texts, expected in zip([ROW_1, ROW_2, ROW_3, ROW_2_UPDATED], expected_rows, strict=True):
             if zone != "UTC":
                 texts = [KOLKATA.get(t, t) if name == "c_timestamptz" else t
-                         for (name, _, _), t in zip(COLUMNS, texts)]
+                         for (name, _, _), t in zip(COLUMNS, texts, strict=True)]
             got = {name: None if text is None else convert_(text)
-                   for (name, _, _), convert_, text in zip(COLUMNS, converters, texts)}
+                   for (name, _, _), convert_, text in zip(COLUMNS, converters, texts, strict=True)}
             for name in expected:
                 assert same_json(got[name], expected[name]), (name, got[name], expected[name])
             assert list(got) == list(expected)
@@ -163,7 +163,8 @@ def test_numeric_unconstrained_modes() -> None:
     assert convert(1700, "-123.4500", modes=double) == -123.45
     assert convert(1700, "-123.4500", modes=string) == "-123.4500"  # toPlainString keeps the scale
     # SpecialValueDecimal: Jackson's NaN/Infinity strings in double mode, enum names in string mode
-    assert [convert(1700, t, modes=double) for t in ("NaN", "Infinity", "-Infinity")] == ["NaN", "Infinity", "-Infinity"]
+    assert [convert(1700, t, modes=double) for t in ("NaN", "Infinity", "-Infinity")] == \
+        ["NaN", "Infinity", "-Infinity"]
     assert [convert(1700, t, modes=string) for t in ("NaN", "Infinity", "-Infinity")] == \
         ["NAN", "POSITIVE_INFINITY", "NEGATIVE_INFINITY"]
     assert convert(1700, "1" + "0" * 400, modes=double) == "Infinity"
@@ -325,7 +326,8 @@ def test_date() -> None:
     assert convert(1082, "2024-02-29") == 19782
     assert convert(1082, "1970-01-01") == 0
     assert convert(1082, "0001-01-01") == -719162
-    assert convert(1082, "0044-03-15 BC") == -735160  # proleptic Gregorian, 44 BC = year -43 (PostgreSQL: date - 1970-01-01)
+    # proleptic Gregorian, 44 BC = year -43 (PostgreSQL: date - 1970-01-01)
+    assert convert(1082, "0044-03-15 BC") == -735160
     assert convert(1082, "5874897-12-31") == 2145042905
     # Debezium's LocalDate for +/-infinity (-5877611-06-21 / -22) in epoch days
     assert (convert(1082, "infinity"), convert(1082, "-infinity")) == (-2147472692, -2147472691)

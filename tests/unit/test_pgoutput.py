@@ -45,7 +45,8 @@ def test_protocol_1_workload_decodes_exactly() -> None:
     assert messages[31] == po.Truncate(None, 3, (relation.relid, full.relid))  # CASCADE | RESTART IDENTITY
     transactional, non_transactional = messages[34], messages[36]
     assert (transactional.transactional, transactional.prefix, transactional.content) == (True, "pfx", b"hello")
-    assert (non_transactional.transactional, non_transactional.prefix, non_transactional.content) == (False, "pfx", b"bye")
+    assert (non_transactional.transactional, non_transactional.prefix, non_transactional.content) == \
+        (False, "pfx", b"bye")
     assert transactional.lsn == messages[33].final_lsn
 
 

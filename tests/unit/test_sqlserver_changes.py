@@ -91,7 +91,8 @@ def test_resume_between_the_halves_of_a_key_change() -> None:
 
 
 def test_rows_at_or_after_the_stop_lsn_are_dropped() -> None:
-    rows = merge([[row("old", C1, "00000001:00000000:0001", 2, id=1), row("old", C2, "00000001:00000000:0001", 2, id=2)],
+    rows = merge([[row("old", C1, "00000001:00000000:0001", 2, id=1),
+                   row("old", C2, "00000001:00000000:0001", 2, id=2)],
                   [row("new", C2, "00000001:00000000:0001", 2, id=2)]])
     out = list(changes(rows, None, {"old": Lsn.parse(C2)}))
     assert brief(out) == [("old", "c", "0001", 1), ("new", "c", "0001", 1)]

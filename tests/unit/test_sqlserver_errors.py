@@ -95,7 +95,8 @@ def _installed_drivers() -> list[str]:
     return list(pyodbc.drivers())
 
 
-@pytest.mark.skipif(not _installed_drivers(), reason="needs pyodbc with an ODBC driver (unixodbc + tdsodbc/msodbcsql18)")
+@pytest.mark.skipif(not _installed_drivers(),
+                    reason="needs pyodbc with an ODBC driver (unixodbc + tdsodbc/msodbcsql18)")
 def test_real_driver_reports_an_unreachable_server() -> None:
     settings = ConnectionSettings("127.0.0.1", 1, None, "sa", "pw", False, True, None, 1, 0.1)
     with pytest.raises(RetriableSourceError) as info:

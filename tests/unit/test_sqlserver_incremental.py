@@ -98,7 +98,8 @@ def customers_only(events: list[ChangeEvent]) -> list[tuple[Any, ...]]:
     return [brief(e) for e in events if e.table_id == CUSTOMERS]
 
 
-def on_statement(db: RecordedDatabase, *rules: tuple[Callable[[str, tuple[Any, ...]], bool], Callable[[], None]]) -> None:
+def on_statement(db: RecordedDatabase,
+                 *rules: tuple[Callable[[str, tuple[Any, ...]], bool], Callable[[], None]]) -> None:
     """Run each action once, after the first statement its predicate accepts."""
     pending = list(rules)
 

@@ -48,7 +48,8 @@ def make_source(*dbs: RecordedDatabase, clock: Clock | None = None, **props: Any
     return SqlServerSource(config, connect=server.connect, clock=clock or Clock(), sleep=lambda s: None), server
 
 
-def run(source: SqlServerSource, offset: dict[str, Any] | None, polls: int = 1) -> tuple[list[ChangeEvent], list[Batch]]:
+def run(source: SqlServerSource, offset: dict[str, Any] | None, polls: int = 1) -> tuple[list[ChangeEvent],
+        list[Batch]]:
     """Events of ``polls`` rounds of the stream (a round ends with a caught-up batch)."""
     events: list[ChangeEvent] = []
     batches: list[Batch] = []
@@ -302,7 +303,8 @@ def test_capture_instance_switch_noticed_while_running() -> None:
         if batch.caught_up:
             break
     stream.close()
-    assert [summary(e)[:3] for e in later] == [(CUST, "c", {"id": 1007}), ("server1", "ALTER", '"testDB"."dbo"."customers"'),
+    assert [summary(e)[:3] for e in later] == [(CUST, "c", {"id": 1007}),
+                                               ("server1", "ALTER", '"testDB"."dbo"."customers"'),
                                                (CUST, "c", {"id": 1008})]
 
 
@@ -351,7 +353,8 @@ def test_snapshot_then_stream(caplog: pytest.LogCaptureFixture) -> None:
     assert all(e.value["source"]["commit_lsn"] == A for e in events)
     assert offsets[:-2] == [None] * (len(offsets) - 2)  # nothing stored before the snapshot completes
     assert offsets[-1]["databases"]["testDB"]["commit_lsn"] == A
-    snap = [sql for _, sql, _ in server.log if sql.startswith(("<isolation", "SET LOCK", "BEGIN", "COMMIT", "SELECT TOP"))
+    snap = [sql for _, sql, _ in server.log
+            if sql.startswith(("<isolation", "SET LOCK", "BEGIN", "COMMIT", "SELECT TOP"))
             or "fn_cdc_get_max_lsn" in sql or sql.startswith("SELECT [id]")]
     assert snap[:8] == ["<isolation exclusive>", "SET LOCK_TIMEOUT 10000", "BEGIN TRANSACTION",
                         "SELECT TOP (0) * FROM [dbo].[customers] WITH (TABLOCKX)",

@@ -129,7 +129,8 @@ OUTBOX = "io.debezium.transforms.outbox.EventRouter"
 _UUID = {"type": "string", "optional": False, "name": "io.debezium.data.Uuid", "version": 1}
 _OUTBOX_ROW = {"type": "struct", "fields": [
     {**_UUID, "field": "id"}, {"type": "string", "optional": False, "field": "aggregatetype"},
-    {"type": "string", "optional": False, "field": "aggregateid"}, {"type": "string", "optional": False, "field": "type"},
+    {"type": "string", "optional": False, "field": "aggregateid"},
+    {"type": "string", "optional": False, "field": "type"},
     {"type": "string", "optional": True, "name": "io.debezium.data.Json", "version": 1, "field": "payload"},
     {"type": "int64", "optional": False, "name": "io.debezium.time.MicroTimestamp", "version": 1, "field": "created"},
 ], "optional": True, "name": "dbz.public.outbox.Value"}
