@@ -58,6 +58,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 from typing import Any, ClassVar
 
+from cdc.core import type_rules as rules
 from cdc.core.encodings import JDBC, decimal_bytes, float32
 from cdc.core.errors import ConfigError
 from cdc.core.schema import Column
@@ -168,16 +169,14 @@ def _schema(type_: str, name: str | None = None, parameters: dict[str, str] | No
 
 
 def _decimal_schema(precision: int, scale: int) -> dict[str, Any]:
-    return _schema("bytes", "org.apache.kafka.connect.data.Decimal",
-                   {"scale": str(scale), "connect.decimal.precision": str(precision)})
+    return rules.decimal_schema("precise", precision, scale, True)
 
 
 def _base_schema(column: Column, kind: str, modes: TypeModes) -> dict[str, Any] | None:
-    connect = modes.time_precision_mode == "connect"
     if kind in ("boolean", "bit"):
         return _schema("boolean")
     if kind == "bits":
-        return _schema("bytes", "io.debezium.data.Bits", {"length": str(column.length)})
+        return rules.bits_schema(column.length or 1, True)
     if kind in ("int16", "uint8"):
         return _schema("int16")
     if kind in ("int32", "uint16", "uint24"):
@@ -191,11 +190,8 @@ def _base_schema(column: Column, kind: str, modes: TypeModes) -> dict[str, Any] 
     if kind == "float64":
         return _schema("double")
     if kind == "decimal":
-        if modes.decimal_handling_mode == "double":
-            return _schema("double")
-        if modes.decimal_handling_mode == "string":
-            return _schema("string")
-        return _decimal_schema(column.length if column.length is not None else 10, column.scale or 0)
+        return rules.decimal_schema(modes.decimal_handling_mode, column.length if column.length is not None else 10,
+                                    column.scale or 0, True)
     if kind in ("string", "inet"):
         return _schema("string")
     if kind == "enum":
@@ -207,35 +203,21 @@ def _base_schema(column: Column, kind: str, modes: TypeModes) -> dict[str, Any] 
     if kind == "uuid":
         return _schema("string", "io.debezium.data.Uuid")
     if kind == "binary":
-        return _schema("bytes" if modes.binary_handling_mode == "bytes" else "string")
+        return rules.binary_schema(modes.binary_handling_mode, True)
     if kind == "year":
         return _schema("int32", "io.debezium.time.Year")
     if kind == "date":
-        return _schema("int32", "org.apache.kafka.connect.data.Date" if connect else "io.debezium.time.Date")
+        return rules.date_schema(modes.time_precision_mode, True)
     if kind == "time":
-        if connect:
-            return _schema("int32", "org.apache.kafka.connect.data.Time")
-        if modes.time_precision_mode == "adaptive" and _precision(column) <= 3:
-            return _schema("int32", "io.debezium.time.Time")
-        return _schema("int64", "io.debezium.time.MicroTime")
+        return rules.time_schema(modes.time_precision_mode, _precision(column), True)
     if kind == "datetime":
-        if connect:
-            return _schema("int64", "org.apache.kafka.connect.data.Timestamp")
-        if _precision(column) <= 3:
-            return _schema("int64", "io.debezium.time.Timestamp")
-        return _schema("int64", "io.debezium.time.MicroTimestamp")
+        return rules.timestamp_schema(modes.time_precision_mode, _precision(column), True)
     if kind == "timestamp":
-        return _schema("string", "io.debezium.time.ZonedTimestamp")
+        return rules.zoned_timestamp_schema(True)
     if kind == "geometry":
-        return _schema("struct", "io.debezium.data.geometry.Geometry", doc="Geometry", fields=[
-            {"type": "bytes", "optional": False, "field": "wkb"},
-            {"type": "int32", "optional": True, "field": "srid"}])
+        return rules.geometry_schema(True)
     if kind == "point":
-        return _schema("struct", "io.debezium.data.geometry.Point", doc="Geometry (POINT)", fields=[
-            {"type": "double", "optional": False, "field": "x"},
-            {"type": "double", "optional": False, "field": "y"},
-            {"type": "bytes", "optional": True, "field": "wkb"},
-            {"type": "int32", "optional": True, "field": "srid"}])
+        return rules.point_schema(True)
     return None
 
 

@@ -63,6 +63,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from cdc.core import type_rules as rules
 from cdc.core.encodings import decimal_bytes, float32, to_float32
 from cdc.core.java_format import java_double
 from cdc.core.type_modes import TypeModes as CoreTypeModes
@@ -213,38 +214,8 @@ def _bit_length(kind: str, typmod: int) -> int:
 
 # ---- schemas ----------------------------------------------------------------------------------
 
-def _semantic(type_: str, optional: bool, name: str, parameters: dict[str, str] | None = None) -> dict[str, Any]:
-    # Key order of Kafka's JsonConverter: type, [fields|items], optional, name, version, [doc], [parameters].
-    schema: dict[str, Any] = {"type": type_, "optional": optional, "name": name, "version": 1}
-    if parameters is not None:
-        schema["parameters"] = parameters
-    return schema
-
-
-def _plain(type_: str, optional: bool) -> dict[str, Any]:
-    return {"type": type_, "optional": optional}
-
-
-_TIME_SCHEMAS = {  # time.precision.mode -> (date, time p<=3, time p>3, timestamp p<=3, timestamp p>3)
-    "adaptive": (("int32", "io.debezium.time.Date"), ("int32", "io.debezium.time.Time"),
-                 ("int64", "io.debezium.time.MicroTime"), ("int64", "io.debezium.time.Timestamp"),
-                 ("int64", "io.debezium.time.MicroTimestamp")),
-    "adaptive_time_microseconds": (("int32", "io.debezium.time.Date"), ("int64", "io.debezium.time.MicroTime"),
-                                   ("int64", "io.debezium.time.MicroTime"), ("int64", "io.debezium.time.Timestamp"),
-                                   ("int64", "io.debezium.time.MicroTimestamp")),
-    "connect": (("int32", "org.apache.kafka.connect.data.Date"), ("int32", "org.apache.kafka.connect.data.Time"),
-                ("int32", "org.apache.kafka.connect.data.Time"), ("int64", "org.apache.kafka.connect.data.Timestamp"),
-                ("int64", "org.apache.kafka.connect.data.Timestamp")),
-    "microseconds": (("int32", "io.debezium.time.Date"), ("int64", "io.debezium.time.MicroTime"),
-                     ("int64", "io.debezium.time.MicroTime"), ("int64", "io.debezium.time.MicroTimestamp"),
-                     ("int64", "io.debezium.time.MicroTimestamp")),
-    "nanoseconds": (("int32", "io.debezium.time.Date"), ("int64", "io.debezium.time.NanoTime"),
-                    ("int64", "io.debezium.time.NanoTime"), ("int64", "io.debezium.time.NanoTimestamp"),
-                    ("int64", "io.debezium.time.NanoTimestamp")),
-    "isostring": (("string", "io.debezium.time.IsoDate"), ("string", "io.debezium.time.IsoTime"),
-                  ("string", "io.debezium.time.IsoTime"), ("string", "io.debezium.time.IsoTimestamp"),
-                  ("string", "io.debezium.time.IsoTimestamp")),
-}
+_semantic = rules.semantic
+_plain = rules.plain
 
 
 def field_schema(pg_type: PgType, typmod: int, optional: bool, modes: TypeModes, dims: int = 1
@@ -258,7 +229,7 @@ def field_schema(pg_type: PgType, typmod: int, optional: bool, modes: TypeModes,
     if kind == "unknown":  # with include.unknown.datatypes, the bytes of its text
         if not modes.include_unknown_datatypes:
             return None
-        return _plain("bytes" if modes.binary_handling_mode == "bytes" else "string", optional)
+        return rules.binary_schema(modes.binary_handling_mode, optional)
     if kind == "hstore":
         if modes.hstore_handling_mode == "map":
             return {"type": "map", "keys": {"type": "string", "optional": False},
@@ -286,45 +257,26 @@ def field_schema(pg_type: PgType, typmod: int, optional: bool, modes: TypeModes,
         return _plain("double", optional)
     if kind in ("numeric", "money"):
         mode = modes.decimal_handling_mode
-        if mode == "double":
-            return _plain("double", optional)
-        if mode == "string":
-            return _plain("string", optional)
-        if kind == "money":
-            return _semantic("bytes", optional, "org.apache.kafka.connect.data.Decimal",
-                             {"scale": str(modes.money_fraction_digits)})
+        if kind == "money":  # a Decimal without a precision parameter, as Debezium's
+            return rules.decimal_schema(mode, None, modes.money_fraction_digits, optional)
         ps = _numeric_precision_scale(typmod)
         if ps is None:
-            return {
-                "type": "struct",
-                "fields": [{"type": "int32", "optional": False, "field": "scale"},
-                           {"type": "bytes", "optional": False, "field": "value"}],
-                "optional": optional, "name": "io.debezium.data.VariableScaleDecimal", "version": 1,
-                "doc": "Variable scaled decimal",
-            }
-        precision, scale = ps
-        return _semantic("bytes", optional, "org.apache.kafka.connect.data.Decimal",
-                         {"scale": str(scale), "connect.decimal.precision": str(precision)})
+            return rules.variable_decimal_schema(mode, optional)
+        return rules.decimal_schema(mode, ps[0], ps[1], optional)
     if kind == "bytea":
-        return _plain("bytes" if modes.binary_handling_mode == "bytes" else "string", optional)
+        return rules.binary_schema(modes.binary_handling_mode, optional)
     if kind in ("bit", "varbit"):
-        length = _bit_length(kind, typmod)
-        if length > 1:
-            return _semantic("bytes", optional, "io.debezium.data.Bits", {"length": str(length)})
-        return _plain("boolean", optional)
-    if kind in ("date", "time", "timestamp"):
-        date_s, time_ms, time_us, ts_ms, ts_us = _TIME_SCHEMAS[modes.time_precision_mode]
-        if kind == "date":
-            type_, name = date_s
-        elif kind == "time":
-            type_, name = time_ms if _time_precision(typmod) <= 3 else time_us
-        else:
-            type_, name = ts_ms if _time_precision(typmod) <= 3 else ts_us
-        return _semantic(type_, optional, name)
+        return rules.bits_schema(_bit_length(kind, typmod), optional)
+    if kind == "date":
+        return rules.date_schema(modes.time_precision_mode, optional)
+    if kind == "time":
+        return rules.time_schema(modes.time_precision_mode, _time_precision(typmod), optional)
+    if kind == "timestamp":
+        return rules.timestamp_schema(modes.time_precision_mode, _time_precision(typmod), optional)
     if kind == "timetz":
-        return _semantic("string", optional, "io.debezium.time.ZonedTime")
+        return rules.zoned_time_schema(optional)
     if kind == "timestamptz":
-        return _semantic("string", optional, "io.debezium.time.ZonedTimestamp")
+        return rules.zoned_timestamp_schema(optional)
     if kind == "interval":
         if modes.interval_handling_mode == "string":
             return _semantic("string", optional, "io.debezium.time.Interval")
@@ -338,12 +290,7 @@ def field_schema(pg_type: PgType, typmod: int, optional: bool, modes: TypeModes,
     if kind == "tsvector":
         return _semantic("string", optional, "io.debezium.data.Tsvector")
     if kind == "point":
-        return {"type": "struct", "fields": [{"type": "double", "optional": False, "field": "x"},
-                                             {"type": "double", "optional": False, "field": "y"},
-                                             {"type": "bytes", "optional": True, "field": "wkb"},
-                                             {"type": "int32", "optional": True, "field": "srid"}],
-                "optional": optional, "name": "io.debezium.data.geometry.Point", "version": 1,
-                "doc": "Geometry (POINT)"}
+        return rules.point_schema(optional)
     return _plain("string", optional)
 
 

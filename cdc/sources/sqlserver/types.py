@@ -16,6 +16,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
+from cdc.core import type_rules as rules
 from cdc.core.encodings import JDBC, binary_encoder, decimal_bytes, float32
 from cdc.core.schema import Column
 from cdc.core.type_modes import TypeModes
@@ -113,41 +114,20 @@ def field_schema(column: SqlColumn, modes: TypeModes, optional: bool | None = No
     if t == "float":
         return _plain("double", opt)
     if t in DECIMAL_TYPES:
-        mode = modes.decimal_handling_mode
-        if mode == "double":
-            return _plain("double", opt)
-        if mode == "string":
-            return _plain("string", opt)
         precision, scale = column.decimal_precision_scale
-        return _semantic("bytes", opt, "org.apache.kafka.connect.data.Decimal",
-                         {"scale": str(scale), "connect.decimal.precision": str(precision)})
+        return rules.decimal_schema(modes.decimal_handling_mode, precision, scale, opt)
     if t == "xml":
         return _semantic("string", opt, "io.debezium.data.Xml")
     if t == "datetimeoffset":
-        return _semantic("string", opt, "io.debezium.time.ZonedTimestamp")
+        return rules.zoned_timestamp_schema(opt)
+    if t == "date":
+        return rules.date_schema(modes.time_precision_mode, opt)
+    if t == "time":
+        return rules.time_schema(modes.time_precision_mode, _fraction_digits(column), opt)
     if t in TEMPORAL_TYPES:
-        p = _fraction_digits(column)
-        if modes.time_precision_mode == "connect":
-            if t == "date":
-                return _semantic("int32", opt, "org.apache.kafka.connect.data.Date")
-            if t == "time":
-                return _semantic("int32", opt, "org.apache.kafka.connect.data.Time")
-            return _semantic("int64", opt, "org.apache.kafka.connect.data.Timestamp")
-        if t == "date":
-            return _semantic("int32", opt, "io.debezium.time.Date")
-        if t == "time":
-            if p <= 3 and modes.time_precision_mode != "adaptive_time_microseconds":
-                return _semantic("int32", opt, "io.debezium.time.Time")
-            if p <= 6:
-                return _semantic("int64", opt, "io.debezium.time.MicroTime")
-            return _semantic("int64", opt, "io.debezium.time.NanoTime")
-        if p <= 3:
-            return _semantic("int64", opt, "io.debezium.time.Timestamp")
-        if p <= 6:
-            return _semantic("int64", opt, "io.debezium.time.MicroTimestamp")
-        return _semantic("int64", opt, "io.debezium.time.NanoTimestamp")
+        return rules.timestamp_schema(modes.time_precision_mode, _fraction_digits(column), opt)
     if t in BINARY_TYPES:
-        return _plain("bytes" if modes.binary_handling_mode == "bytes" else "string", opt)
+        return rules.binary_schema(modes.binary_handling_mode, opt)
     return _plain("string", opt)  # char types, uniqueidentifier, and anything unknown as text
 
 
