@@ -8,8 +8,10 @@
                                      send execute-snapshot / stop-snapshot / pause-snapshot /
                                      resume-snapshot / log to a running pipeline's signal channel
     cdc status CONFIG [--json]       where a pipeline stands at its source, and what is wrong
-                                     (exit 0 ok, 1 warning, 2 error)
-    cdc slots CONFIG [--drop NAME]   PostgreSQL's replication slots; drop an inactive one
+    cdc status SOURCE [flags]        (exit 0 ok, 1 warning, 2 error); SOURCE and flags: the very
+                                     command line the pipeline was started with (cdc postgres ...)
+    cdc slots CONFIG [--drop NAME]   the replication slots of the source's server (PostgreSQL's);
+    cdc slots SOURCE [flags]         drop an inactive one
 
 Every option of a source or sink is also a flag: ``database.hostname`` -> ``--database-hostname``;
 ``--set name=value`` sets any property. Passwords are read from flags, files or ``CDC_PASSWORD``
@@ -91,10 +93,12 @@ def _add_options(parser: argparse.ArgumentParser, options: Sequence[Option], see
 
 
 def _sink_options() -> list[Option]:
+    from cdc.core.source import declared_options
+
     options: list[Option] = []
     for name, entry in sorted(registry.available(registry.SINKS).items()):
         try:
-            options.extend(getattr(entry.load(), "options", ()))
+            options.extend(declared_options(entry.load()))
         except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the CLI
             log.debug("sink plugin %s cannot be loaded: %s", name, exc)
     return options
@@ -107,6 +111,7 @@ class _Commands(_SubParsers):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.pending: dict[str, Callable[[], None]] = {}
+        self.inspectors: dict[str, argparse.ArgumentParser] = {}  # status, slots: a source's flags on demand
 
     def declare(self, name: str) -> None:
         """Declare the flags of command ``name`` now (once)."""
@@ -118,7 +123,15 @@ class _Commands(_SubParsers):
                  option_string: str | None = None) -> None:
         if values:
             self.declare(values[0])
+            inspector = self.inspectors.pop(values[0], None)
+            if inspector is not None and len(values) > 1 and names_source(values[1]):
+                _declare_source_flags(inspector, values[1])  # cdc status postgres --database-hostname ...
         super().__call__(parser, namespace, values, option_string)
+
+
+def names_source(target: str) -> bool:
+    """Whether the first argument of status / slots is an installed source (else: a config file)."""
+    return target in registry.available(registry.SOURCES) and not os.path.isfile(target)
 
 
 def _codec() -> str:
@@ -154,11 +167,7 @@ class _Version(argparse.Action):
 
 def _declare_source(p: argparse.ArgumentParser, name: str, entry: EntryPoint) -> None:
     """The flags of ``cdc <name>``: the core options, the source's own, the sinks', the metrics'."""
-    from cdc.config import CORE_OPTIONS
-    from cdc.metrics import options_for
-
     try:
-        options = registry.source_options(name)
         doc = registry.docstring(entry).strip().splitlines()
     except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the CLI
         p.description = f"(cannot be loaded: {exc})"
@@ -166,6 +175,20 @@ def _declare_source(p: argparse.ArgumentParser, name: str, entry: EntryPoint) ->
     p.description = doc[0] if doc else None
     p.add_argument("--config", help="read properties from this file first (TOML or .properties)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="set any property")
+    _declare_source_flags(p, name)
+
+
+def _declare_source_flags(p: argparse.ArgumentParser, name: str) -> None:
+    """One flag per option of a pipeline of source ``name``: the core options, the source's own, the
+    sinks', the metrics' (the pipeline's command, and status / slots given the same command line)."""
+    from cdc.config import CORE_OPTIONS
+    from cdc.metrics import options_for
+
+    try:
+        options = registry.source_options(name)
+    except Exception as exc:  # noqa: BLE001 - a broken plugin must not break the CLI
+        p.description = f"(cannot be loaded: {exc})"
+        return
     seen: set[str] = set()
     # A source may redeclare a core option (its own snapshot modes, its default time mode).
     merged = {o.name: o for o in CORE_OPTIONS}
@@ -202,16 +225,21 @@ def build_parser() -> argparse.ArgumentParser:
                         help="snapshot type of execute-snapshot (default: incremental)")
     signal.add_argument("--message", help="text of a log signal")
     signal.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a property")
+    target = ("the pipeline's config file, or its source (postgres, mysql, ...) followed by the flags the pipeline "
+              "was started with: cdc status postgres --database-hostname db --slot-name s ...")
     status = sub.add_parser("status", help="where a pipeline stands at its source and what is wrong "
                                            "(exit 0 ok, 1 warning, 2 error)")
-    status.add_argument("config", help="the pipeline's config file")
+    status.add_argument("target", metavar="CONFIG|SOURCE", help=target)
     status.add_argument("--json", action="store_true", help="print the report as JSON")
-    status.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a property")
-    slots = sub.add_parser("slots", help="list PostgreSQL's replication slots, or drop one")
-    slots.add_argument("config", help="a config file with the server's connection properties")
+    slots = sub.add_parser("slots", help="list the replication slots of the source's server (PostgreSQL's), "
+                                         "or drop one")
+    slots.add_argument("target", metavar="CONFIG|SOURCE", help=target.replace("status", "slots"))
     slots.add_argument("--drop", metavar="NAME", help="drop this slot (refused while a process streams from it)")
     slots.add_argument("--json", action="store_true", help="print the list as JSON")
-    slots.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a property")
+    for inspector in (status, slots):
+        inspector.add_argument("--config", help="with SOURCE: read properties from this file first")
+        inspector.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="override a property")
+        sub.inspectors[inspector.prog.rsplit(" ", 1)[-1]] = inspector
     for name, entry in sorted(registry.available(registry.SOURCES).items()):
         p = sub.add_parser(name, help=f"capture changes from {name}")
         sub.pending[name] = functools.partial(_declare_source, p, name, entry)
@@ -231,7 +259,7 @@ def _properties(args: argparse.Namespace) -> dict[str, Any]:
     from cdc.config import load_file
 
     props: dict[str, Any] = {}
-    config_file = getattr(args, "config", None)
+    config_file = vars(args).get("config")
     if config_file:
         props.update(load_file(config_file))
     for key, value in vars(args).items():
@@ -278,7 +306,7 @@ def _list_plugins() -> None:
 
 def _send_signal(args: argparse.Namespace, props: dict[str, Any]) -> int:
     from cdc.config import CORE_OPTIONS, Config
-    from cdc.core.source import DescribesTables, TakesSignals
+    from cdc.core.source import DescribesTables, TakesSignals, declared_options
     from cdc.pipeline import PASSTHROUGH_PREFIXES, source_name
 
     source = source_name(props)
@@ -306,7 +334,7 @@ def _send_signal(args: argparse.Namespace, props: dict[str, Any]) -> int:
                               "or signal.kafka.topic")
     config = Config(dict(props)).declare(CORE_OPTIONS)
     source_cls = registry.load(registry.SOURCES, source)
-    config.declare(getattr(source_cls, "options", ()))
+    config.declare(declared_options(source_cls))
     config.validate(PASSTHROUGH_PREFIXES + ("sink.", "offset.", "schema.history."))
     instance = source_cls(config)
     if not isinstance(instance, TakesSignals):
@@ -343,19 +371,32 @@ def _setup_logging(args: argparse.Namespace) -> JsonFormatter | None:
     return formatter
 
 
-def _pipeline_source(args: argparse.Namespace, props: dict[str, Any]) -> str:
+def _inspected(args: argparse.Namespace) -> str | None:
+    """status / slots: the source their first argument names (the flags then are its pipeline's), else
+    None with that argument taken as the config file."""
+    if names_source(args.target):
+        return str(args.target)
+    if args.config:
+        raise ConfigError(f"{args.target} is not an installed source, and --config goes with one",
+                          fix=f"cdc {args.command} CONFIG, or cdc {args.command} SOURCE --config CONFIG [flags]")
+    args.config = args.target
+    return None
+
+
+def _pipeline_source(args: argparse.Namespace, props: dict[str, Any], given: str | None = None) -> str:
     if args.command not in ("run", "status", "slots"):
         return str(args.command)
     from cdc.pipeline import source_name
 
-    source = source_name(props)
+    source = given or source_name(props)
     props.pop("source", None)
     props.pop("connector.class", None)
-    if args.command == "slots":
-        if source not in (None, "postgres"):
-            raise ConfigError(f"replication slots are PostgreSQL's; {args.config} configures the {source} source",
-                              fix="give cdc slots the config of a PostgreSQL pipeline")
-        return "postgres"
+    if source is None and args.command == "slots":
+        from cdc.status import slot_sources
+
+        having = slot_sources()
+        if len(having) == 1:
+            return having[0]  # the one source with replication slots
     if not source:
         raise ConfigError(f"{args.config} names no source",
                           fix="add source = \"postgres\" (or a Debezium connector.class)")
@@ -374,6 +415,11 @@ def _run(source: str, props: dict[str, Any]) -> int:
     tune_garbage_collector()
     try:
         engine.run()
+    except CdcError as exc:
+        explained = _explained(exc, engine.source)
+        if explained is exc:
+            raise
+        raise explained from exc
     finally:
         if monitoring is not None:
             monitoring.close()
@@ -381,12 +427,12 @@ def _run(source: str, props: dict[str, Any]) -> int:
     return 0
 
 
-def _explained(exc: CdcError, source: str | None, props: dict[str, Any]) -> CdcError:
-    """A clearer error where one is known (a PostgreSQL slot the server invalidated)."""
-    if source == "postgres":
-        from cdc.sources.postgres.guards import explain
+def _explained(exc: CdcError, source: Any) -> CdcError:
+    """A clearer error where the source knows one (PostgreSQL: a slot the server invalidated)."""
+    from cdc.core.source import ExplainsErrors
 
-        return explain(exc, str(props.get("slot.name") or "debezium")) or exc
+    if isinstance(source, ExplainsErrors):
+        return source.explain_error(exc) or exc
     return exc
 
 
@@ -397,18 +443,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    source: str | None = None
-    props: dict[str, Any] = {}
     try:
         if args.command == "sources":
             _list_plugins()
             return 0
+        inspected = _inspected(args) if args.command in ("status", "slots") else None
         props = _properties(args)
         if formatter is not None:
             formatter.pipeline = str(props.get("name") or "cdc")
         if args.command == "signal":
             return _send_signal(args, props)
-        source = _pipeline_source(args, props)
+        source = _pipeline_source(args, props, inspected)
         if args.command == "status":
             from cdc.status import print_status
 
@@ -416,14 +461,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "slots":
             from cdc.status import slots
 
-            return slots(props, args.drop, args.json)
+            return slots(source, props, args.drop, args.json)
         return _run(source, props)
     except CdcError as exc:
-        error = _explained(exc, source, props)
         if formatter is not None:
-            log.error("%s", error)
+            log.error("%s", exc)
         else:
-            print(f"cdc: error: {error}", file=sys.stderr)
+            print(f"cdc: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("cdc: aborted", file=sys.stderr)

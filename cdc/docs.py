@@ -3,9 +3,9 @@
     python -m cdc.docs > docs/options.md
 
 Every group is a tuple of :class:`cdc.config.Option` the code declares: the core's, each installed
-plugin's (under the ``title`` it declares), the converters', the metrics', the guards', and Spark's
-``format("cdc")`` reader options once they are declared in ``cdc.spark.options`` (``READER_OPTIONS``,
-a module importable without pyspark).
+plugin's (under the ``title`` it declares: a source's guards are among its own), the converters', the
+metrics', and Spark's ``format("cdc")`` reader options once they are declared in ``cdc.spark.options``
+(``READER_OPTIONS``, a module importable without pyspark).
 """
 from __future__ import annotations
 
@@ -55,11 +55,9 @@ def option_groups() -> list[tuple[str, tuple[Option, ...]]]:
                 groups.append((getattr(plugin, "title", f"{name} {kind}"), options))
     from cdc.converters import CONVERTER_OPTIONS
     from cdc.metrics import METRICS_OPTIONS
-    from cdc.sources.postgres.guards import GUARD_OPTIONS
 
     groups.append(("Converters (key.converter, value.converter)", CONVERTER_OPTIONS))
     groups.append(("Metrics and the status page (cdc run, cdc postgres, cdc mysql, cdc sqlserver)", METRICS_OPTIONS))
-    groups.append(("PostgreSQL slot guards", GUARD_OPTIONS))
     spark = spark_reader_options()
     if spark:
         groups.append((SPARK_READER, spark))

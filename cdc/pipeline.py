@@ -16,6 +16,7 @@ from cdc.core.errors import ConfigError
 from cdc.core.offsets import FileOffsetStore, OffsetStore
 from cdc.core.retry import RetryPolicy
 from cdc.core.snapshot_restart import ATTEMPT_KEY
+from cdc.core.source import EncodedBatches, NamesItsConnector, NativeRows, Replayable, declared_options, offers
 from cdc.engine import Engine
 from cdc.kafka import exactly_once
 from cdc.transforms.chain import TransformChain
@@ -44,7 +45,7 @@ def offset_store(config: Config) -> OffsetStore:
             return ConnectFileOffsetStore(path, name, config.get("topic.prefix") or name)
         return FileOffsetStore(path, name)
     factory = registry.load(registry.OFFSET_STORES, kind)
-    config.declare(getattr(factory, "options", ()))
+    config.declare(declared_options(factory))
     return factory(config, name)
 
 
@@ -78,12 +79,12 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
     config = Config(dict(properties)).declare(CORE_OPTIONS)
     source_cls = registry.load(registry.SOURCES, source_name)
     sink_cls = registry.load(registry.SINKS, config.get("sink")) if sink is None else type(sink)
-    config.declare(getattr(source_cls, "options", ())).declare(getattr(sink_cls, "options", ()))
+    config.declare(declared_options(source_cls)).declare(declared_options(sink_cls))
     config.declare(CONVERTER_OPTIONS)
     store_kind = OFFSET_STORE_CLASSES.get(config.get("offset.storage"), config.get("offset.storage"))
     if store_kind not in ("file", CONNECT_FILE_STORE):
         factory = registry.load(registry.OFFSET_STORES, store_kind)
-        config.declare(getattr(factory, "options", ()))
+        config.declare(declared_options(factory))
     config.declare(exactly_once.EXACTLY_ONCE_OPTIONS)
     config.validate(PASSTHROUGH_PREFIXES)
     log.info("configuration: %s", config.masked())
@@ -98,13 +99,14 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
         exactly_once.enable(exactly, config, sink, offsets.store)
     context = None
     if config.get("extended.headers.enabled"):
-        context = ContextHeaders(config.get("topic.prefix"), lambda: getattr(source, "connector_name", source_name))
+        context = ContextHeaders(config.get("topic.prefix"), lambda: source.connector_name
+                                 if isinstance(source, NamesItsConnector) else source_name)
     converter = converter_from_config(config, context)
     transforms = TransformChain.from_properties(config.properties) if config.properties.get("transforms") else None
-    if transforms is None and type(converter) is JsonConverter and hasattr(source, "native_rows") \
+    if transforms is None and type(converter) is JsonConverter and isinstance(source, NativeRows) \
             and config.get("native.rows"):
         source.native_rows = True
-        if hasattr(source, "encoded_batches"):
+        if isinstance(source, EncodedBatches):
             source.encoded_batches = True  # the engine takes a snapshot's rows in encoded batches
     retry = RetryPolicy.from_config(config) if "errors.max.retries" in config.options else None
     return Engine(source, sink, converter, offsets, flush_interval_s=config.get("offset.flush.interval.ms") / 1000,
@@ -122,7 +124,7 @@ class SourceOffsetStore:
         self.store = store
         self.source_name = source_name
         self.name = name
-        self.keys: tuple[str, ...] = tuple(getattr(source_cls, "POSITION_KEYS", ()))
+        self.keys: tuple[str, ...] = _position_keys(source_cls)
 
     def load(self) -> dict[str, Any] | None:
         offset = self.store.load()
@@ -140,11 +142,15 @@ class SourceOffsetStore:
         self.store.close()
 
 
+def _position_keys(source_cls: Any) -> tuple[str, ...]:
+    """The offset fields that locate a source's offsets (Replayable), or none it declares."""
+    return tuple(source_cls.POSITION_KEYS) if offers(source_cls, Replayable) else ()
+
+
 def _where(store: OffsetStore) -> str:
-    path = getattr(store, "path", None)
-    if path is not None:
-        return f"offset file {path}"
-    topic = getattr(store, "topic", None)
+    if isinstance(store, (FileOffsetStore, ConnectFileOffsetStore)):
+        return f"offset file {store.path}"
+    topic = getattr(store, "topic", None)  # an offset store, not a source: Kafka's names its topic
     return f"offset topic {topic}" if topic else type(store).__name__
 
 
@@ -154,7 +160,7 @@ def _foreign_offset(offset: dict[str, Any], source: str, keys: tuple[str, ...], 
         if name == source:
             continue
         try:
-            other = tuple(getattr(entry.load(), "POSITION_KEYS", ()))
+            other = _position_keys(entry.load())
         except Exception:  # noqa: BLE001 - a plugin that cannot load cannot have written it either
             continue
         if other and any(k in offset for k in other):

@@ -1,24 +1,25 @@
-"""``cdc status CONFIG`` and ``cdc slots CONFIG``: where a pipeline stands at its source, from outside it.
+"""``cdc status`` and ``cdc slots``: where a pipeline stands at its source, from outside it.
 
 status connects with the pipeline's config (a connection of its own; the pipeline may run or not),
-reads the stored offset and the source's current position, and says what is wrong, each finding
-with its fix. Exit status: 0 nothing wrong, 1 a warning, 2 an error.
+reads the stored offset and asks the source where its log stands against it and what is wrong
+(cdc.core.source.ReportsStatus: each database's code is in its package), each finding with its fix.
+Exit status: 0 nothing wrong, 1 a warning, 2 an error.
 
-slots lists PostgreSQL's replication slots, and drops one on request (never an active one).
+slots lists the replication slots of a source that has them (HasSlots: PostgreSQL), and drops one on
+request (never an active one).
 """
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Config
 from cdc.core.errors import ConfigError, SourceError
+from cdc.core.source import HasSlots, ReportsStatus, declared_options, offers
 from cdc.metrics import options_for
-from cdc.metrics.findings import ERROR, WARNING, Finding, duration, exit_code, size
+from cdc.metrics.findings import ERROR, Finding, duration, exit_code, size
 
 STATUS_WORDS = {0: "OK", 1: "WARNING", 2: "ERROR"}
 
@@ -30,7 +31,7 @@ class Report:
     where: str
     stored_offset: dict[str, Any] | None
     position: str | None = None  # the source's current position, in its own notation
-    lag_bytes: int | None = None
+    lag_bytes: float | None = None
     lag_seconds: float | None = None
     details: dict[str, Any] = field(default_factory=dict)  # what the text shows of the slot or binlog state
     state: dict[str, Any] = field(default_factory=dict)  # that state in full (json)
@@ -69,14 +70,10 @@ def _offset(offset: dict[str, Any] | None) -> str:
     return ", ".join(f"{k}={v}" for k, v in offset.items() if not isinstance(v, (dict, list))) or "{}"
 
 
-def _time(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="seconds")
-
-
 def pipeline_config(source: str, properties: dict[str, Any]) -> Config:
     """The pipeline's config with every option it may hold declared (and checked)."""
     source_cls = registry.load(registry.SOURCES, source)
-    config = Config(dict(properties)).declare(CORE_OPTIONS).declare(getattr(source_cls, "options", ()))
+    config = Config(dict(properties)).declare(CORE_OPTIONS).declare(declared_options(source_cls))
     config.declare(options_for(source))
     config.validate(("",))  # unknown names were the pipeline's business; only values are checked here
     return config
@@ -93,123 +90,17 @@ def stored_offset(config: Config) -> dict[str, Any] | None:
 
 
 def status(source: str, properties: dict[str, Any]) -> Report:
+    """The pipeline's stored offset against its source, as the source reports it (ReportsStatus)."""
     config = pipeline_config(source, properties)
     offset = stored_offset(config)
     name = str(config.get("name"))
-    if source == "postgres":
-        return _postgres(config, name, offset)
-    if source == "mysql":
-        return _mysql(config, name, offset)
-    if source == "sqlserver":
-        return _sqlserver(config, name, offset)
-    return Report(name, source, "?", offset, details={"note": f"the {source} source has no position check yet"})
-
-
-def _postgres(config: Config, name: str, offset: dict[str, Any] | None) -> Report:
-    from cdc.metrics.lag import postgres_lag
-    from cdc.sources.postgres.connection import ConnectionSettings
-    from cdc.sources.postgres.guards import slot_findings
-    from cdc.sources.postgres.pgoutput import format_lsn
-
-    settings = ConnectionSettings.from_config(config)
-    slot = str(config.get("slot.name"))
-    with settings.connect() as conn:
-        state = postgres_lag(conn, slot)
-        keep = conn.execute("SHOW max_slot_wal_keep_size").fetchone()
-    report = Report(name, "postgres", f"slot {slot} on {settings.where}", offset, format_lsn(state.current_lsn))
-    stored = int(offset.get("lsn") or 0) if offset else 0
-    if stored:
-        report.lag_bytes = max(0, state.current_lsn - stored)
-        ts_usec = offset.get("ts_usec") if offset else None
-        if report.lag_bytes and isinstance(ts_usec, int) and ts_usec > 0:
-            report.lag_seconds = max(0.0, time.time() - ts_usec / 1e6)
-    if state.exists:
-        active = f"active (pid {state.active_pid})" if state.active else "inactive"
-        report.details["slot"] = (f"{slot}: {active}, wal_status {state.wal_status or '?'}, retained WAL "
-                                  f"{size(state.retained_bytes)}, confirmed_flush "
-                                  f"{format_lsn(state.confirmed_flush_lsn) if state.confirmed_flush_lsn else '?'}")
-        report.details["wal keep limit"] = f"max_slot_wal_keep_size = {keep[0] if keep else '?'}"
-    report.state = state.as_dict()
-    if stored:
-        when = offset.get("ts_usec") if offset else None
-        report.stored = f"{format_lsn(stored)}" + (f" (txId {offset.get('txId')}, committed {_time(when / 1e6)})"
-                                                   if offset and isinstance(when, int) else "")
-    report.findings = slot_findings(state, config.get("slot.max.retained.wal.bytes") or 0)
-    if offset is None and state.exists:
-        report.findings.append(Finding(WARNING, "no_offset", "no stored offset: the pipeline has not stored a "
-                                       "position yet (or looks in another offset file)",
-                                       "check offset.storage.file.filename / name against the running pipeline's"))
-    return report
-
-
-def _mysql(config: Config, name: str, offset: dict[str, Any] | None) -> Report:
-    from cdc.metrics.findings import binlog_findings
-    from cdc.metrics.lag import mysql_lag
-    from cdc.sources.mysql.connection import ConnectionSettings
-
-    settings = ConnectionSettings.from_config(config)
-    conn = settings.connect()
-    try:
-        state = mysql_lag(conn, offset)
-    finally:
-        conn.close()
-    report = Report(name, "mysql", settings.where, offset, f"{state.head_file}:{state.head_pos}",
-                    state.behind_bytes, state.behind_seconds)
-    oldest = state.files[0][0] if state.files else "?"
-    report.details["binlogs"] = f"{len(state.files)} files, oldest {oldest}, head {state.head_file}"
-    if not state.expire_seconds:
-        report.details["expiry"] = "binlogs are not purged by age (binlog_expire_logs_seconds = 0)"
-    elif state.purge_in_seconds is not None and state.purge_in_seconds != float("inf"):
-        report.details["expiry"] = (f"binlog_expire_logs_seconds = {state.expire_seconds}; {state.file} may go in "
-                                    f"{duration(state.purge_in_seconds)} at the earliest")
-    else:
-        report.details["expiry"] = f"binlog_expire_logs_seconds = {state.expire_seconds}"
-    report.state = state.as_dict()
-    if offset and offset.get("file"):
-        when = offset.get("ts_sec")
-        report.stored = f"{offset['file']}:{offset.get('pos')}" + (
-            f" (last event {_time(when)})" if isinstance(when, (int, float)) and when else "")
-    report.findings = binlog_findings(state)
-    if offset is None:
-        report.findings.append(Finding(WARNING, "no_offset", "no stored offset: the pipeline has not stored a "
-                                       "position yet (or looks in another offset file)",
-                                       "check offset.storage.file.filename / name against the running pipeline's"))
-    return report
-
-
-def _sqlserver(config: Config, name: str, offset: dict[str, Any] | None) -> Report:
-    from cdc.metrics.lag import sqlserver_lag, sqlserver_offsets
-    from cdc.sources.sqlserver.connection import ConnectionSettings, OdbcConnection
-
-    settings = ConnectionSettings.from_config(config)
-    databases: list[str] = config.get("database.names") or []
-    offsets = sqlserver_offsets(offset, databases)
-    states = []
-    for database in databases:
-        conn = OdbcConnection(settings, database)
-        try:
-            states.append(sqlserver_lag(conn, database, offsets.get(database)))
-        finally:
-            conn.close()
-    report = Report(name, "sqlserver", f"{settings.hostname}:{settings.port}", offset,
-                    ", ".join(f"{s.database} {s.max_lsn or 'no LSN'}" for s in states))
-    behind = [s.behind_seconds for s in states if s.behind_seconds is not None]
-    report.lag_seconds = max(behind) if behind else None
-    report.stored = ", ".join(f"{s.database} {s.commit_lsn or 'none'}" for s in states)
-    for state in states:
-        if state.max_lsn is None:
-            report.findings.append(Finding(WARNING, "no_max_lsn", f"{state.database}: the change tables hold no LSN "
-                                           "(CDC is not enabled, or the capture job has not run)",
-                                           "start SQL Server Agent, and enable CDC on the database and its tables"))
-        elif state.commit_lsn is None:
-            report.findings.append(Finding(WARNING, "no_offset", f"{state.database}: no stored offset yet",
-                                           "check offset.storage.file.filename / name against the running "
-                                           "pipeline's"))
-        else:
-            report.details[state.database] = (f"LSN distance {state.lsn_distance}, "
-                                              f"{duration(state.behind_seconds or 0)} of changes not read")
-    report.state = {"databases": [s.as_dict() for s in states]}
-    return report
+    source_cls = registry.load(registry.SOURCES, source)
+    if not offers(source_cls, ReportsStatus):
+        return Report(name, source, "?", offset, details={
+            "note": f"the {source} source does not report where it stands (cdc.core.source.ReportsStatus)"})
+    lag = source_cls.status_report(config, offset)
+    return Report(name, source, lag.where, offset, lag.position, lag.lag_bytes, lag.lag_seconds, lag.details,
+                  lag.state, lag.stored, lag.findings)
 
 
 def print_status(source: str, properties: dict[str, Any], as_json: bool) -> int:
@@ -225,53 +116,25 @@ def print_status(source: str, properties: dict[str, Any], as_json: bool) -> int:
 
 # ---- slots ----------------------------------------------------------------------------------------
 
-def slots(properties: dict[str, Any], drop: str | None = None, as_json: bool = False) -> int:
-    from cdc.metrics.lag import postgres_slots
-    from cdc.sources.postgres.connection import ConnectionSettings
-    from cdc.sources.postgres.pgoutput import format_lsn
-
-    config = pipeline_config("postgres", properties)
-    settings = ConnectionSettings.from_config(config)
-    with settings.connect() as conn:
-        found = postgres_slots(conn)
-        if drop is not None:
-            return _drop(conn, found, drop)
-    if as_json:
-        print(json.dumps([s.as_dict() for s in found], indent=2))
-        return 0
-    print(f"{'slot':<24} {'database':<16} {'active':<16} {'wal_status':<11} {'retained WAL':>12} {'unconfirmed':>12} "
-          "confirmed_flush")
-    for s in found:
-        active = f"yes (pid {s.active_pid})" if s.active else "no"
-        flush = format_lsn(s.confirmed_flush_lsn) if s.confirmed_flush_lsn is not None else "-"
-        print(f"{s.slot:<24} {s.database or '-':<16} {active:<16} {s.wal_status or '-':<11} "
-              f"{size(s.retained_bytes):>12} {size(s.lag_bytes):>12} {flush}")
-    if not found:
-        print("(no replication slots)")
+def slots(source: str, properties: dict[str, Any], drop: str | None = None, as_json: bool = False) -> int:
+    """``cdc slots``: the replication slots of the source's server (HasSlots), or drop one."""
+    source_cls = registry.load(registry.SOURCES, source)
+    if not offers(source_cls, HasSlots):
+        having = ", ".join(slot_sources()) or "none installed"
+        raise ConfigError(f"the {source} source has no replication slots",
+                          fix=f"give cdc slots a pipeline whose source has them ({having})")
+    config = pipeline_config(source, properties)
+    print(source_cls.drop_slot(config, drop) if drop is not None else source_cls.slot_report(config, as_json))
     return 0
 
 
-def _drop(conn: Any, found: list[Any], name: str) -> int:
-    import psycopg
-
-    slot = next((s for s in found if s.slot == name), None)
-    if slot is None:
-        raise ConfigError(f"there is no replication slot {name!r} on this server "
-                          f"(there are: {', '.join(s.slot for s in found) or 'none'})",
-                          fix="give the name as `cdc slots CONFIG` lists it")
-    if slot.active:
-        raise _active(name, slot.active_pid)
-    try:
-        conn.execute("SELECT pg_drop_replication_slot(%s)", (name,))
-    except psycopg.errors.ObjectInUse:
-        raise _active(name, None) from None
-    print(f"dropped replication slot {name} (it kept {size(slot.retained_bytes)} of WAL)")
-    return 0
-
-
-def _active(name: str, pid: int | None) -> ConfigError:
-    who = f"process {pid}" if pid else "a running process"
-    return ConfigError(f"replication slot {name!r} is active: {who} streams from it, and dropping it would break "
-                       "that pipeline (and lose the changes it has not read)",
-                       fix=f"stop the pipeline that reads it first, then drop the slot"
-                           f"{f' (a stuck one: SELECT pg_terminate_backend({pid}))' if pid else ''}")
+def slot_sources() -> list[str]:
+    """The installed sources with replication slots (a config that names no source means theirs)."""
+    names = []
+    for name, entry in sorted(registry.available(registry.SOURCES).items()):
+        try:
+            if offers(entry.load(), HasSlots):
+                names.append(name)
+        except Exception:  # noqa: BLE001 - a plugin that cannot load has no slots to list
+            continue
+    return names

@@ -7,12 +7,34 @@ on time and stop promptly. ``acknowledge(offset)`` tells it that everything up t
 offset is durable in the sink and stored, so it may release the log (PostgreSQL confirms the
 slot's flush LSN). ``stop()`` may be called from a signal handler; ``close()`` frees
 connections.
+
+Beyond that contract a source may offer capabilities, each declared below as a protocol and checked
+with ``isinstance`` (a class-level one with :func:`offers`), never by probing attribute names:
+
+    ReportsStreaming         says when it reads its log (tests, the metrics' Connected)
+    NamesItsConnector        source.connector of its events (the context header)
+    TakesSignals             cdc signal writes a signal where the running pipeline reads it
+    DescribesTables          the captured tables and one table's row schema (cdc signal, Spark)
+    Replayable, ChecksReplay Spark's micro-batches replay it between two offsets
+    SnapshotsInParallel      Spark's executors read its initial snapshot in key-range chunks
+    SnapshotsIncrementally   its incremental snapshot, whose runs Spark's reader names and replays
+    NativeRows, EncodedBatches   rows (and snapshot batches) the compiled codec encoded
+    ReportsLag               the running pipeline's monitor: where the log stands against the
+                             pipeline's position, what is wrong there (metrics, status page)
+    ReportsStatus            ``cdc status``: the same, from outside the pipeline
+    Guarded                  guards on what the server keeps for the pipeline (WAL, binlogs)
+    ExplainsErrors           a clearer error for what the server says (a slot it invalidated)
+    HasSlots                 ``cdc slots``: the server's replication slots, dropping one
+    NamesItsMetrics          the ``plugin`` label of its Debezium metrics
+
+A fourth database gets ``cdc status``, the lag metrics and status page, guards and Spark's parallel
+snapshot by implementing these; ``tests/fixtures/plugin_dist`` shows the smallest complete one.
 """
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from cdc.config import Config, Option
 from cdc.core.errors import ConfigError
@@ -20,6 +42,14 @@ from cdc.core.filters import NameFilter, parse_key_columns
 from cdc.core.records import Batch
 from cdc.core.topics import transaction_topic
 from cdc.core.transactions import TransactionTracker
+
+if TYPE_CHECKING:
+    from cdc.core.errors import CdcError
+    from cdc.core.incremental import IncrementalSnapshot
+    from cdc.core.records import ChangeEvent
+    from cdc.metrics.findings import Finding
+    from cdc.metrics.lag import LagReport
+    from cdc.metrics.registry import PipelineMetrics
 
 
 @runtime_checkable
@@ -44,13 +74,20 @@ class Source(Protocol):
 
 @runtime_checkable
 class ReportsStreaming(Protocol):
-    """Says when it reads its log: changes committed from then on are captured (tests, tools)."""
+    """Says when it reads its log: changes committed from then on are captured (tests, tools, the
+    metrics' Connected, the guards). A source without it is taken as reading its log all along."""
 
     @property
     def streaming(self) -> bool: ...
 
+
+@runtime_checkable
+class NamesItsConnector(Protocol):
+    """``source.connector`` of its events and the context header (postgresql, mysql or mariadb as the
+    server says, sqlserver); without it, the source's name."""
+
     @property
-    def connector_name(self) -> str: ...  # source.connector and the context header
+    def connector_name(self) -> str: ...
 
 
 @runtime_checkable
@@ -80,8 +117,147 @@ class Replayable(Protocol):
     @staticmethod
     def committed_key(offset: dict[str, Any]) -> tuple[int, ...] | None: ...
 
-    # Optional: ``check_replayable(config)`` raises a ConfigError for a configuration Spark cannot
-    # replay (the SQL Server source: several databases, whose LSNs do not compare).
+
+
+@runtime_checkable
+class ChecksReplay(Protocol):
+    """A configuration Spark cannot replay is refused at ``load()`` with a ConfigError (the SQL Server
+    source: several databases, whose LSNs do not compare)."""
+
+    @staticmethod
+    def check_replayable(config: Config) -> None: ...
+
+
+@runtime_checkable
+class SnapshotsInParallel(Protocol):
+    """Spark's ``format("cdc")`` reads the initial snapshot in key-range chunks, in parallel on its
+    executors (cdc.spark.datasource). ``plan_parallel_snapshot`` runs on the driver: it fixes the
+    consistent point (an exported snapshot, a binlog position, an LSN) and cuts the captured tables
+    into chunks; None when snapshot.mode takes no snapshot. The plan is JSON: ``chunks`` (each a dict
+    with at least ``table``), ``ts_us``, and ``stream_from`` (the offset the stream starts at). Each
+    executor builds the source from the same options and reads one chunk, as events or, where it can,
+    as an Arrow table of the row struct's columns with the source block they share (None: use the
+    events). ``release_parallel_snapshot`` once every chunk is read."""
+
+    def plan_parallel_snapshot(self, chunk_rows: int) -> dict[str, Any] | None: ...
+
+    def release_parallel_snapshot(self) -> None: ...
+
+    def parallel_chunk_events(self, plan: dict[str, Any], chunk: Any) -> Iterator[list[ChangeEvent]]: ...
+
+    def parallel_chunk_arrow(self, plan: dict[str, Any], chunk: Any) -> tuple[Any, dict[str, Any]] | None: ...
+
+
+@runtime_checkable
+class SnapshotsIncrementally(Protocol):
+    """Incremental snapshots (cdc.core.incremental): Spark's reader names each run of a stream (``run``)
+    and, replaying a micro-batch, reads that run's chunks again (``replay_run``, ``replayed_chunks``)."""
+
+    @property
+    def incremental(self) -> IncrementalSnapshot: ...
+
+
+@runtime_checkable
+class NativeRows(Protocol):
+    """Rows as the compiled codec's JSON (cdc.core.native_row): the pipeline sets ``native_rows`` when
+    nothing but the JSON converter reads them and the ``native.rows`` option (which such a source
+    declares) allows it; Spark's reader sets it too."""
+
+    native_rows: bool
+
+
+@runtime_checkable
+class EncodedBatches(Protocol):
+    """With ``native_rows``, a snapshot's rows also in batches the codec encoded
+    (:class:`~cdc.core.records.EncodedRows`), which only the engine takes: set by the pipeline."""
+
+    encoded_batches: bool
+
+
+# ---- operating a pipeline: lag, status, guards (cdc.metrics, cdc.status) ---------------------------
+
+class LagWatch(Protocol):
+    """A source's lag query, on connections of its own (never the stream's), polled by the running
+    pipeline's monitor every ``metrics.lag.interval.ms``: it sets the source's own gauges (declared
+    with ``metrics.gauge``), the page's view (``metrics.lag``) and returns what is wrong. A finding of
+    level error stops the pipeline (a guard's ``stop``, a lost slot, a purged binlog)."""
+
+    def poll(self) -> list[Finding]: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class ReportsLag(Protocol):
+    """Where the source's log stands against the running pipeline's position, and what is wrong there
+    (a slot, a binlog, change tables): the metrics, the status page's headline lag, the guards."""
+
+    def lag_watch(self, metrics: PipelineMetrics) -> LagWatch: ...
+
+
+@runtime_checkable
+class ReportsStatus(Protocol):
+    """``cdc status``: the same, from outside the pipeline (it may run or not), for a stored offset
+    (None: nothing stored yet). Class-level: no source is built, nothing of it is opened."""
+
+    @classmethod
+    def status_report(cls, config: Config, offset: dict[str, Any] | None) -> LagReport: ...
+
+
+@runtime_checkable
+class Guarded(Protocol):
+    """Guards on what the server keeps for the pipeline (PostgreSQL: slot.max.retained.wal.bytes and
+    slot.retained.wal.action, among the source's own options), applied by its lag watch with
+    :class:`cdc.metrics.lag.BacklogGuard`. A guard that is on runs the monitor without metrics.port."""
+
+    def guards_on(self) -> bool: ...
+
+
+@runtime_checkable
+class ExplainsErrors(Protocol):
+    """A clearer error for what the server says (PostgreSQL: an invalidated slot), else None."""
+
+    def explain_error(self, error: BaseException) -> CdcError | None: ...
+
+
+@runtime_checkable
+class HasSlots(Protocol):
+    """``cdc slots``: the replication slots of the source's server (text, or JSON), and dropping one
+    (refused while a process streams from it). Class-level, from the pipeline's config."""
+
+    @classmethod
+    def slot_report(cls, config: Config, as_json: bool) -> str: ...
+
+    @classmethod
+    def drop_slot(cls, config: Config, name: str) -> str: ...
+
+
+@runtime_checkable
+class NamesItsMetrics(Protocol):
+    """The ``plugin`` label of its Debezium metrics, Debezium's MBean domain (debezium.<it>): postgres,
+    mysql, sql_server. Without it, the source's name."""
+
+    metrics_plugin: ClassVar[str]
+
+
+def offers(plugin: Any, capability: type) -> bool:
+    """Whether a source class or instance offers ``capability`` (one of the protocols above). A class
+    is checked against the protocols it can be (issubclass); one declared by class attributes
+    (Replayable's POSITION_KEYS) by those attributes on the class object."""
+    if not isinstance(plugin, type):
+        return isinstance(plugin, capability)
+    try:
+        return issubclass(plugin, capability)
+    except TypeError:  # a protocol with data members: Python checks those on an object only
+        return isinstance(plugin, capability)
+
+
+def declared_options(plugin: Any) -> tuple[Option, ...]:
+    """The options a plugin class declares (sources, sinks, offset stores: ``options``). Every built-in
+    one declares them, and the Source protocol requires them; a third-party plugin written before
+    they were part of the contract may have none, and is taken as declaring nothing rather than
+    refused: the one tolerant look-up of a plugin's attributes, kept here."""
+    return tuple(getattr(plugin, "options", ()))
 
 
 @dataclass(frozen=True)

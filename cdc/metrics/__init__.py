@@ -2,7 +2,8 @@
 status page, all on ``metrics.port`` (0, the default: none of it runs, and the engine pays nothing).
 
     registry.py   every metric, and what the engine calls per batch and per stored offset
-    lag.py        the source's lag (slot, binlog), queried on a timer on a connection of its own
+    lag.py        the monitor that polls the source's lag watch (cdc.core.source.ReportsLag: each
+                  database's in its package) on a timer, on a connection of its own; the guard rule
     findings.py   what is wrong, with the fix (shared with ``cdc status``)
     server.py     /metrics and the status page (page.py, charts from history.py)
 
@@ -14,6 +15,7 @@ import logging
 from typing import Any
 
 from cdc.config import Config, Option, positive
+from cdc.core.source import ExplainsErrors, Guarded, NamesItsMetrics, ReportsLag
 from cdc.metrics.registry import ErrorLog, PipelineMetrics
 
 log = logging.getLogger(__name__)
@@ -34,16 +36,13 @@ METRICS_OPTIONS: tuple[Option, ...] = (
 )
 
 
-def options_for(source: str) -> tuple[Option, ...]:
-    """The options this package reads for a pipeline of ``source`` (cdc.cli declares them as flags)."""
-    if source == "postgres":
-        from cdc.sources.postgres.guards import GUARD_OPTIONS
-
-        return METRICS_OPTIONS + GUARD_OPTIONS
+def options_for(source: str | None = None) -> tuple[Option, ...]:
+    """The options this package reads for a pipeline (cdc.cli declares them as flags), whatever its source:
+    a source's own guards are among its own options (cdc.core.source.Guarded)."""
     return METRICS_OPTIONS
 
 
-def split_properties(properties: dict[str, Any], source: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def split_properties(properties: dict[str, Any], source: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """(ours, the rest): the pipeline is built from the rest, so it does not warn about ours."""
     names = {o.name for o in options_for(source)}
     ours = {k: v for k, v in properties.items() if k in names}
@@ -51,12 +50,15 @@ def split_properties(properties: dict[str, Any], source: str) -> tuple[dict[str,
 
 
 class Monitoring:
-    """Metrics, the source lag monitor, guards and the HTTP server of one running engine."""
+    """Metrics, the source lag monitor, guards and the HTTP server of one running engine. What the
+    source offers beyond its contract is asked of it through cdc.core.source's protocols: its lag
+    watch (ReportsLag), guards (Guarded), an explainer of its errors (ExplainsErrors), the label of
+    its Debezium metrics (NamesItsMetrics); a source without them gets the pipeline's own metrics."""
 
     def __init__(self, engine: Any, config: Config, source: str, *, port: int | None = None) -> None:
-        """``config``: the pipeline's properties with ours declared; ``port`` overrides metrics.port
-        (0 there: any free port, for tests)."""
-        from cdc.metrics.lag import Monitor, MySqlWatch, PostgresWatch, SqlServerWatch, Watch
+        """``config``: the pipeline's properties with ours declared; ``source``: the source's name;
+        ``port`` overrides metrics.port (0 there: any free port, for tests)."""
+        from cdc.metrics.lag import Monitor
         from cdc.metrics.server import MetricsServer
 
         config.declare(options_for(source))
@@ -64,24 +66,15 @@ class Monitoring:
         serve = port is not None or bool(self.port)
         sample_s = config.get("metrics.sample.interval.ms") / 1000
         name = str(config.get("name") or "cdc")
-        self.metrics = PipelineMetrics(plugin=source, server=str(config.get("topic.prefix") or name),
+        plugin = engine.source.metrics_plugin if isinstance(engine.source, NamesItsMetrics) else source
+        self.metrics = PipelineMetrics(plugin=plugin, server=str(config.get("topic.prefix") or name),
                                        source=engine.source, history_interval_s=sample_s)
         engine.observer = self.metrics
         self._handler = ErrorLog(self.metrics)
         logging.getLogger("cdc").addHandler(self._handler)
-        settings = getattr(engine.source, "settings", None)
-        watch: Watch | None = None
-        if source == "postgres" and settings is not None:
-            from cdc.sources.postgres.guards import explain
-
-            slot = str(getattr(engine.source, "slot", None) or config.get("slot.name") or "debezium")
-            self.metrics.explain = lambda error: explain(error, slot)
-            watch = PostgresWatch(settings.connect, self.metrics, slot, config.get("slot.max.retained.wal.bytes") or 0,
-                                  config.get("slot.retained.wal.action") or "warn")
-        elif source == "mysql" and settings is not None:
-            watch = MySqlWatch(settings.connect, self.metrics)
-        elif source == "sqlserver" and hasattr(engine.source, "connect_to"):
-            watch = SqlServerWatch(engine.source.connect_to, self.metrics, list(engine.source.databases))
+        if isinstance(engine.source, ExplainsErrors):
+            self.metrics.explain = engine.source.explain_error
+        watch = engine.source.lag_watch(self.metrics) if isinstance(engine.source, ReportsLag) else None
         self.server = MetricsServer(self.metrics, config.get("metrics.host"), self.port or 0, name).start() \
             if serve else None
         if self.server is not None:
@@ -90,7 +83,7 @@ class Monitoring:
                                / 1000, sample_interval_s=sample_s if serve else None).start()
 
     @staticmethod
-    def config(properties: dict[str, Any], source: str) -> Config:
+    def config(properties: dict[str, Any], source: str | None = None) -> Config:
         """The pipeline's properties with ours declared and checked (the pipeline checks the rest)."""
         config = Config(dict(properties)).declare(options_for(source))
         config.validate(("",))
@@ -98,8 +91,9 @@ class Monitoring:
 
     @classmethod
     def attach(cls, engine: Any, config: Config, source: str) -> Monitoring | None:
-        """Monitoring when the config asks for it (metrics.port, or a guard), else None: nothing runs."""
-        wanted = config.get("metrics.port") or (source == "postgres" and config.get("slot.max.retained.wal.bytes"))
+        """Monitoring when the config asks for it (metrics.port, or a guard of the source), else None:
+        nothing runs."""
+        wanted = config.get("metrics.port") or (isinstance(engine.source, Guarded) and engine.source.guards_on())
         return cls(engine, config, source) if wanted else None
 
     def close(self) -> None:

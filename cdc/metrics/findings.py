@@ -1,8 +1,9 @@
 """What is wrong with a pipeline's position at its source, as findings that say the cause and the fix.
 
 ``cdc status`` prints them (and exits 1 on a warning, 2 on an error); the running pipeline's
-monitor (cdc.metrics.lag) logs them when they appear. PostgreSQL's slot findings are in
-cdc.sources.postgres.guards; the binlog's are here.
+monitor (cdc.metrics.lag) logs them when they appear, and stops the pipeline on an error. Each
+database's findings are in its package (cdc.sources.postgres.guards: the slot's,
+cdc.sources.mysql.lag: the binlog's, ...).
 """
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from typing import Any
 
 WARNING = "warning"
 ERROR = "error"
-PURGE_WARNING_S = 3600.0  # warn when the oldest binlog still needed may be purged within this time
 
 
 @dataclass(frozen=True)
@@ -51,25 +51,3 @@ def size(n: float | None) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.1f} TB"  # pragma: no cover - the loop returns at GB
-
-
-def binlog_findings(state: Any) -> list[Finding]:
-    """``state``: a cdc.metrics.lag.BinlogState."""
-    if state.file is None:
-        return []
-    if state.position_purged:
-        oldest = state.files[0][0] if state.files else "none"
-        return [Finding(ERROR, "binlog_purged",
-                        f"the stored offset is in binlog {state.file}, which the server no longer has (its oldest is "
-                        f"{oldest}): the changes between them are lost",
-                        "take a new snapshot: restart with snapshot.mode=when_needed (or delete the stored offset); "
-                        "then keep binlogs longer (binlog_expire_logs_seconds) than the pipeline may be stopped")]
-    purge_in = state.purge_in_seconds
-    if purge_in is not None and purge_in != float("inf") and purge_in < PURGE_WARNING_S:
-        when = f"within {duration(purge_in)}" if purge_in > 0 else "at the next binlog rotation"
-        return [Finding(WARNING, "binlog_purge_soon",
-                        f"binlog {state.file}, the oldest the pipeline still needs, may be purged {when} "
-                        f"(binlog_expire_logs_seconds={state.expire_seconds}); {size(state.behind_bytes)} not read yet",
-                        "make sure the pipeline runs and keeps up, or raise binlog_expire_logs_seconds "
-                        "(SET GLOBAL binlog_expire_logs_seconds = ...; and in the server's config)")]
-    return []

@@ -16,7 +16,7 @@ WIDTH, HEIGHT, LEFT, TOP, BOTTOM, RIGHT = 660, 160, 64, 8, 22, 20
 STYLE = """
 body { font-family: sans-serif; margin: 24px; color: #1d2733; background: #fff; }
 h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 22px 0 6px; }
-.sub { color: #5a6775; margin-bottom: 12px; }
+.sub { color: #5a6775; margin-bottom: 12px; } .lag { font-size: 15px; }
 table { border-collapse: collapse; font-size: 13px; } td, th { padding: 3px 10px 3px 0; text-align: left; }
 .ok { color: #1a7f37; } .bad { color: #cf222e; } .warn { color: #9a6700; }
 .charts { display: flex; flex-wrap: wrap; gap: 12px 28px; }
@@ -83,12 +83,13 @@ def _series(samples: list[Sample], attribute: str) -> list[tuple[float, float]]:
 def render(metrics: PipelineMetrics, title: str) -> str:
     now = time.time()
     samples = metrics.history.samples()
+    delay = "-" if metrics.behind_ms is None else f"{metrics.behind_ms:,.0f} ms"
     rows = [
         ("connected", _flag(metrics.connected() == 1.0)),
+        ("lag", f'<b class="lag">{escape(live_lag(metrics))}</b> <span class="sub">(the source\'s position against '
+                f"ours; the last event's delay: {escape(delay)})</span>"),
         ("change events streamed", f"{metrics.streamed_total:,}"),
         ("snapshot rows", f"{metrics.snapshot_total:,}"),
-        ("milliseconds behind source", "-" if metrics.behind_ms is None else f"{metrics.behind_ms:,.0f}"),
-        ("source lag", size(metrics.source_lag.get("lag_bytes")) if metrics.source_lag else "-"),
         ("position read", _offset(metrics.read_offset)),
         ("offset stored", _offset(metrics.committed_offset)),
     ]
@@ -112,6 +113,21 @@ def render(metrics: PipelineMetrics, title: str) -> str:
     return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"10\">"
             f"<title>cdc {escape(title)}</title><style>{STYLE}</style></head><body>"
             + "".join(body) + "</body></html>")
+
+
+def live_lag(metrics: PipelineMetrics) -> str:
+    """The headline lag: where the source's log stands against the pipeline's position now, as its lag
+    watch last saw it (cdc.core.source.ReportsLag), in time and in bytes where the source tells; not
+    the delay of the last event, which stays where it was while nothing happens."""
+    lag = metrics.lag
+    if lag is None:
+        return "-"
+    parts = []
+    if lag.lag_seconds is not None:
+        parts.append(f"{lag.lag_seconds * 1000:,.0f} ms")
+    if lag.lag_bytes is not None:
+        parts.append(size(lag.lag_bytes))
+    return ", ".join(parts) or "?"
 
 
 def _flag(ok: bool) -> str:

@@ -16,19 +16,22 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
 from prometheus_client.gc_collector import GCCollector
+from prometheus_client.metrics_core import Metric
 from prometheus_client.process_collector import ProcessCollector
 
 from cdc.core.records import Batch, ChangeEvent
+from cdc.core.source import ReportsStreaming
 from cdc.metrics.history import History
 
-# Debezium's MBean domain per source plugin (debezium.<plugin>:type=connector-metrics,...).
-PLUGINS = {"postgres": "postgres", "mysql": "mysql", "sqlserver": "sql_server"}
+if TYPE_CHECKING:
+    from cdc.metrics.lag import LagReport
+
 # The source-block field that tells one transaction from the next, per connector (the first present wins).
 TX_FIELDS = ("txId", "gtid", "commit_lsn", "pos")
 MAX_ERRORS = 20
@@ -49,13 +52,32 @@ class TableSnapshot:
     done: bool = False
 
 
+class SourceGauges:
+    """The source's own gauges (``cdc_<source>_*``), declared by its lag watch: only the running
+    source's are exported, and only once the watch has sampled them (never a 0 that was not read)."""
+
+    def __init__(self) -> None:
+        self.gauges: list[Gauge] = []
+        self.sampled = False
+
+    def collect(self) -> Iterator[Metric]:
+        if self.sampled:
+            for gauge in self.gauges:
+                yield from gauge.collect()
+
+    def describe(self) -> list[Metric]:
+        return []  # declared after the registry was made: nothing to check names against
+
+
 class PipelineMetrics:
     """The metrics of one pipeline, in their own registry (several pipelines may share a process)."""
 
     def __init__(self, *, plugin: str, server: str, source: Any = None, history_interval_s: float = 10.0,
                  clock: Callable[[], float] = time.time) -> None:
+        """``plugin``: the label of Debezium's metrics (cdc.core.source.NamesItsMetrics, else the
+        source's name); ``server``: topic.prefix."""
         self.registry = CollectorRegistry(auto_describe=True)
-        self.plugin = PLUGINS.get(plugin, plugin)
+        self.plugin = plugin
         self.server = server
         self._source = source
         self._clock = clock
@@ -70,8 +92,11 @@ class PipelineMetrics:
         self.streamed_total = 0  # change events streamed (TotalNumberOfEventsSeen, streaming)
         self.snapshot_total = 0  # snapshot rows
         self.behind_ms: float | None = None  # MilliSecondsBehindSource, None before the first streamed event
-        self.source_lag: dict[str, Any] = {}  # what cdc.metrics.lag found last (for the status page)
+        self.lag: LagReport | None = None  # the source's lag watch's last look (cdc.metrics.lag)
+        self.source_lag: dict[str, Any] = {}  # that look's state, for the status page
         self.explain: Callable[[BaseException], BaseException | None] | None = None  # a source's error explainer
+        self.refresh: Callable[[], None] = lambda: None  # before a scrape: the monitor's pending look
+        self._source_gauges = SourceGauges()
         self._last_event_at: float | None = None
         self._unacked_since: float | None = None  # first write after the last stored offset
         self._tx_field: str | None = None
@@ -130,31 +155,8 @@ class PipelineMetrics:
         self.last_error_time = Gauge("cdc_last_error_timestamp_seconds", "When the last warning or error happened.",
                                      registry=r)
         self.last_error = Info("cdc_last_error", "The last warning or error.", registry=r)
-        # source lag, filled by cdc.metrics.lag on its own timer
-        self.pg_slot_lag = Gauge("cdc_postgres_slot_lag_bytes", "pg_current_wal_lsn() - confirmed_flush_lsn of the "
-                                 "slot: WAL written that the pipeline has not confirmed.", registry=r)
-        self.pg_retained = Gauge("cdc_postgres_slot_retained_wal_bytes", "pg_current_wal_lsn() - restart_lsn of the "
-                                 "slot: WAL the server keeps for it.", registry=r)
-        self.pg_active = Gauge("cdc_postgres_slot_active", "1 while a process streams from the slot.", registry=r)
-        self.pg_lost = Gauge("cdc_postgres_slot_lost", "1 once the server invalidated the slot (wal_status lost).",
-                             registry=r)
-        self.pg_retained_exceeded = Gauge("cdc_postgres_slot_retained_wal_exceeded", "1 while the retained WAL is "
-                                          "above slot.max.retained.wal.bytes.", registry=r)
-        self.mysql_behind_bytes = Gauge("cdc_mysql_binlog_behind_bytes", "Bytes of binlog between the position read "
-                                        "and the server's head (SHOW MASTER STATUS).", registry=r)
-        self.mysql_behind_seconds = Gauge("cdc_mysql_binlog_behind_seconds", "Age of the last event read while "
-                                          "behind the head; 0 when caught up.", registry=r)
-        self.mysql_purge_in = Gauge("cdc_mysql_binlog_purge_in_seconds", "Time left, at the earliest, before the "
-                                    "server's expiry purges the oldest binlog the pipeline still needs (+Inf: never).",
-                                    registry=r)
-        self.mysql_purged = Gauge("cdc_mysql_binlog_position_purged", "1 when the binlog of the stored offset is "
-                                  "no longer on the server.", registry=r)
-        self.sqlserver_lsn_distance = Gauge("cdc_sqlserver_lsn_distance", "sys.fn_cdc_get_max_lsn() minus the "
-                                            "commit_lsn read, as 80-bit numbers: 0 when caught up.", ["database"],
-                                            registry=r)
-        self.sqlserver_behind_seconds = Gauge("cdc_sqlserver_behind_seconds", "Commit time of the newest change in "
-                                              "the change tables minus that of the last one read.", ["database"],
-                                              registry=r)
+        # the source's own lag gauges: declared by its lag watch (gauge()), exported once sampled
+        r.register(self._source_gauges)
         self.lag_query_errors = Counter("cdc_source_lag_query_errors", "Failed source lag queries.", registry=r)
         ProcessCollector(registry=r)
         GCCollector(registry=r)
@@ -168,8 +170,34 @@ class PipelineMetrics:
     def connected(self) -> float:
         if self.closed:
             return 0.0
-        streaming = getattr(self._source, "streaming", True) if self._source is not None else True
-        return 1.0 if streaming or self._snapshot_started is not None and self._snapshot_ended is None else 0.0
+        return 1.0 if self.streaming() or self._snapshot_started is not None and self._snapshot_ended is None else 0.0
+
+    def streaming(self) -> bool:
+        """Whether the source reads its log now (cdc.core.source.ReportsStreaming; a source that does not
+        say is taken as reading it all along)."""
+        source = self._source
+        return source.streaming if isinstance(source, ReportsStreaming) else True
+
+    @property
+    def reading(self) -> bool:
+        """The source reads its log and this run has read a batch with an offset from it: a guard may act
+        on a backlog that grows from now on (cdc.metrics.lag.BacklogGuard), not on one it started with."""
+        return self.read_offset is not None and self.streaming()
+
+    # ---- the source's own gauges (its lag watch's) ------------------------------------------------
+
+    def gauge(self, name: str, doc: str, labels: Sequence[str] = ()) -> Gauge:
+        """A gauge of the running source (cdc_<source>_...), exported from the watch's first sample on."""
+        gauge = Gauge(name, doc, list(labels), registry=None)
+        self._source_gauges.gauges.append(gauge)
+        return gauge
+
+    def publish(self, kind: str, report: LagReport) -> None:
+        """A look of the source's lag watch (after it set its gauges): the page's view of it, and from
+        now on the source's gauges are exported."""
+        self.lag = report
+        self.source_lag = {"kind": kind, **report.state}
+        self._source_gauges.sampled = True
 
     def _snapshot_duration(self) -> float:
         start = self._snapshot_started
@@ -330,9 +358,8 @@ class PipelineMetrics:
 
     def sample(self) -> None:
         """One point of the status page's charts."""
-        lag = self.source_lag.get("lag_bytes")
-        self.history.add(self._clock(), self.streamed_total + self.snapshot_total, self.behind_ms,
-                         lag if isinstance(lag, (int, float)) else None)
+        lag = self.lag.lag_bytes if self.lag is not None else None
+        self.history.add(self._clock(), self.streamed_total + self.snapshot_total, self.behind_ms, lag)
 
     def snapshot_state(self) -> dict[str, Any]:
         with self._lock:

@@ -44,6 +44,8 @@ def _handler(metrics: PipelineMetrics, title: str) -> type[BaseHTTPRequestHandle
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's name
             path = self.path.split("?", 1)[0]
+            if path in ("/metrics", "/", "/index.html"):
+                metrics.refresh()  # the source's lag, looked at now if the last look predates its stream
             if path == "/metrics":
                 self._send(200, CONTENT_TYPE_LATEST, generate_latest(metrics.registry))
             elif path in ("/", "/index.html"):

@@ -45,6 +45,16 @@ from cdc.config import CORE_OPTIONS, Config
 from cdc.core.errors import ConfigError, SourceError
 from cdc.core.records import ChangeEvent
 from cdc.core.signals import new_id
+from cdc.core.source import (
+    ChecksReplay,
+    DescribesTables,
+    NativeRows,
+    Replayable,
+    SnapshotsIncrementally,
+    SnapshotsInParallel,
+    declared_options,
+    offers,
+)
 from cdc.spark.arrow_events import EventRows, arrow_schema, concatenated, snapshot_batches
 from cdc.spark.prefetch import Prefetcher
 from cdc.spark.schema import event_schema, struct_type_of
@@ -99,18 +109,30 @@ def transformed(chain: Any, events: list[ChangeEvent]) -> list[ChangeEvent]:
 
 
 def _build_source(options: Mapping[str, str]) -> Any:
+    return _build(options)[0]
+
+
+def _build(options: Mapping[str, str]) -> tuple[Any, Config]:
+    """The source of a query's options, and its config."""
     name = options.get("source")
     if not name:
         raise ConfigError("the cdc data source needs .option('source', NAME)",
                           fix=f"one of: {', '.join(sorted(registry.available(registry.SOURCES)))}")
     source_cls = registry.load(registry.SOURCES, name)
     _check_replayable(source_cls, name)
-    config = Config(_source_properties(options)).declare(CORE_OPTIONS).declare(getattr(source_cls, "options", ()))
+    config = Config(_source_properties(options)).declare(CORE_OPTIONS).declare(declared_options(source_cls))
     config.validate(("spark.",))
-    check = getattr(source_cls, "check_replayable", None)  # a source's own limits under Spark
-    if check is not None:
-        check(config)
-    return source_cls(config)
+    if offers(source_cls, ChecksReplay):  # a source's own limits under Spark
+        source_cls.check_replayable(config)
+    return source_cls(config), config
+
+
+def _described(source: Any) -> DescribesTables:
+    """A source that describes its tables (cdc.core.source.DescribesTables): Spark's typed columns need it."""
+    if not isinstance(source, DescribesTables):
+        raise ConfigError(f"the {type(source).__name__} source does not describe its tables, so its rows have no "
+                          "Spark types", fix="leave out the table/tables options: rows are read as JSON strings")
+    return source
 
 
 class CdcDataSource(DataSource):
@@ -125,7 +147,7 @@ class CdcDataSource(DataSource):
         try:
             table = self.options.get("table")
             if table:
-                row_type, _ = struct_type_of(source.table_schema(table))
+                row_type, _ = struct_type_of(_described(source).table_schema(table))
                 return event_schema(row_type)
             if self.options.get("tables"):
                 return event_schema(_tables_type(source, self.options["tables"]))
@@ -140,12 +162,14 @@ class CdcDataSource(DataSource):
 def _tables_type(source: Any, include: str) -> T.StructType:
     """``before``/``after`` of a query over several tables: a struct with one field per table, named
     by the table, holding that table's row (null for the other tables' events)."""
-    names = source.captured_tables() if hasattr(source, "captured_tables") else []
+    described = _described(source)
+    names = described.captured_tables()
     if not names:
         raise ConfigError(f"no table matches tables={include!r}",
                           fix="give Debezium's table.include.list form: schema.table names or regular expressions "
                               "matching whole names, comma-separated (public.orders,public.order_.*)")
-    return T.StructType([T.StructField(name, struct_type_of(source.table_schema(name))[0], True) for name in names])
+    return T.StructType([T.StructField(name, struct_type_of(described.table_schema(name))[0], True)
+                         for name in names])
 
 
 def _source_offset(offset: dict[str, Any]) -> dict[str, Any] | None:
@@ -174,8 +198,7 @@ def _snapshot_batch(events: list[ChangeEvent]) -> bool:
 
 def _check_replayable(source_cls: Any, name: str) -> None:
     # the class, not an instance, declares it: cdc.core.source.Replayable
-    keys, key_of = getattr(source_cls, "POSITION_KEYS", None), getattr(source_cls, "committed_key", None)
-    if not (isinstance(keys, tuple) and callable(key_of)):
+    if not offers(source_cls, Replayable):
         raise ConfigError(f"the {name} source cannot feed Spark: its offsets do not say how micro-batches are "
                           "replayed (POSITION_KEYS, committed_key)",
                           fix="use it through the file or Kafka sink, and read_kafka_topic in Spark")
@@ -232,7 +255,7 @@ class CdcStreamReader(DataSourceStreamReader):
         self.table = options.get("table")
         self._source_cls = registry.load(registry.SOURCES, options["source"])
         self.parallel = _option(options, "parallelSnapshot", "true").lower() == "true" and \
-            isinstance(self._source_cls, type) and hasattr(self._source_cls, "plan_parallel_snapshot")
+            offers(self._source_cls, SnapshotsInParallel)
         self._source: Any = None  # the driver's source, streaming
         self._planner: Any = None  # the driver's source that holds an exported snapshot
         self._stream: Iterator[Any] | None = None
@@ -259,7 +282,7 @@ class CdcStreamReader(DataSourceStreamReader):
         """A table's columns in the database now (rows of another version than Spark's schema came)."""
         source = _build_source(self.options)
         try:
-            return [f["field"] for f in source.table_schema(table)["fields"]]
+            return [f["field"] for f in _described(source).table_schema(table)["fields"]]
         finally:
             source.close()
 
@@ -299,7 +322,9 @@ class CdcStreamReader(DataSourceStreamReader):
 
     def commit(self, end: dict[str, Any]) -> None:
         if "plan" in end and self._planner is not None:  # every chunk is read: the snapshot may go
-            self._planner.release_parallel_snapshot()
+            planner = self._planner
+            assert isinstance(planner, SnapshotsInParallel)
+            planner.release_parallel_snapshot()
             self._planner.close()
             self._planner = None
         offset = _source_offset(end)
@@ -318,7 +343,9 @@ class CdcStreamReader(DataSourceStreamReader):
         if self._planner is not None:
             self._planner.close()
         self._planner = _build_source(self.options)
-        return self._planner.plan_parallel_snapshot(self.chunk_rows)
+        planner = self._planner
+        assert isinstance(planner, SnapshotsInParallel)  # self.parallel: its class offers it
+        return planner.plan_parallel_snapshot(self.chunk_rows)
 
     def _read(self, start: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
         """What the reading thread has buffered since ``start`` (a stream is opened there when none
@@ -393,7 +420,7 @@ class CdcStreamReader(DataSourceStreamReader):
             key = _committed_key(self._source_cls, batch.offset) if batch.offset is not None else None
             if key is not None and key >= end_key:
                 break
-        replayed = getattr(getattr(self._source, "incremental", None), "replayed_chunks", 0)
+        replayed = self._source.incremental.replayed_chunks if isinstance(self._source, SnapshotsIncrementally) else 0
         if self._seq != end.get("seq", self._seq) and replayed:
             # chunks read again hold the rows as they are now (rows deleted since are gone, rows
             # inserted since are there); the changes after them follow in the log
@@ -421,11 +448,12 @@ class CdcStreamReader(DataSourceStreamReader):
         """A stream from ``start``; replaying, it reads the incremental chunks of ``replay_run`` again
         and starts none, else its chunks carry a new run id."""
         self._close()
-        self._source = _build_source(self.options)
-        if self._chain is None and hasattr(self._source, "native_rows") and self._source.config.get("native.rows"):
-            self._source.native_rows = True  # rows the codec wrote, read back by EventRows from their JSON
-        incremental = getattr(self._source, "incremental", None)
-        if incremental is not None:
+        source, config = _build(self.options)
+        self._source = source
+        if self._chain is None and isinstance(source, NativeRows) and config.get("native.rows"):
+            source.native_rows = True  # rows the codec wrote, read back by EventRows from their JSON
+        if isinstance(source, SnapshotsIncrementally):
+            incremental = source.incremental
             if replay_run is not None:
                 incremental.replay_run = replay_run
             else:
@@ -455,14 +483,16 @@ def read_chunk(partition: ChunkPartition, schema: Any, typed: bool, events: Even
     source = _build_source(partition.options)
     chain = _transforms(partition.options)
     try:
+        chunks = source
+        assert isinstance(chunks, SnapshotsInParallel)  # its chunks come from its plan
         # The columnar path hands rows over without events: with transforms, chunks go the event way.
-        columnar = source.parallel_chunk_arrow(partition.plan, partition.chunk) if typed and chain is None else None
+        columnar = chunks.parallel_chunk_arrow(partition.plan, partition.chunk) if typed and chain is None else None
         if columnar is not None:
             after, block = columnar
             yield from snapshot_batches(after, schema, block, partition.plan["ts_us"] // 1000,
                                         partition.chunk["table"], in_tables=events.tables is not None)
             return
-        for chunk_events in source.parallel_chunk_events(partition.plan, partition.chunk):
+        for chunk_events in chunks.parallel_chunk_events(partition.plan, partition.chunk):
             batch = events.batch(transformed(chain, chunk_events), lambda: 0, schema)
             if batch is not None:
                 yield batch

@@ -14,12 +14,14 @@ from cdc.core.converters import JsonConverter
 from cdc.core.errors import SourceError
 from cdc.core.records import Batch, ChangeEvent, SinkRecord
 from cdc.engine import Engine
-from cdc.metrics.findings import ERROR, WARNING, binlog_findings, exit_code
-from cdc.metrics.lag import INF, BinlogState, SlotState
+from cdc.metrics.findings import ERROR, WARNING, exit_code
+from cdc.metrics.lag import INF
 from cdc.metrics.page import render
 from cdc.metrics.registry import PipelineMetrics
 from cdc.metrics.server import MetricsServer
+from cdc.sources.mysql.lag import BinlogState, binlog_findings
 from cdc.sources.postgres.guards import explain, slot_findings
+from cdc.sources.postgres.lag import SlotState
 
 
 def event(table: str, op: str | None, *, snapshot: str = "false", ts_ms: int = 0, tx: int | None = 1) -> ChangeEvent:

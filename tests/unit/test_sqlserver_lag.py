@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from cdc.metrics.lag import SqlServerWatch, sqlserver_lag, sqlserver_offsets
 from cdc.metrics.registry import PipelineMetrics
+from cdc.sources.sqlserver.lag import SqlServerWatch, sqlserver_lag, sqlserver_offsets
 from tests.fixtures.sqlserver.fake import FakeServer
 from tests.fixtures.sqlserver.testdb import RecordedDatabase
 

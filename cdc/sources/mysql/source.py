@@ -24,7 +24,7 @@ import time
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pymysql
 
@@ -69,6 +69,10 @@ from cdc.sources.mysql.stream import BinlogChanges, Step, StreamSettings
 from cdc.sources.mysql.tables import TableState
 from cdc.sources.mysql.types import TypeModes
 
+if TYPE_CHECKING:  # what the operating methods hand out (cdc.core.source: ReportsLag, ReportsStatus)
+    from cdc.metrics.lag import LagReport, Watch
+    from cdc.metrics.registry import PipelineMetrics
+
 log = logging.getLogger(__name__)
 
 _OPS = {bl.WriteRowsEvent: "c", bl.UpdateRowsEvent: "u", bl.DeleteRowsEvent: "d"}
@@ -105,6 +109,7 @@ class MySqlSource:
     connector_classes: ClassVar[tuple[str, ...]] = ("io.debezium.connector.mysql.MySqlConnector",
                                                     "io.debezium.connector.mariadb.MariaDbConnector")
     options: ClassVar[tuple[Option, ...]] = MYSQL_OPTIONS
+    metrics_plugin: ClassVar[str] = "mysql"  # Debezium's metrics label (cdc.core.source.NamesItsMetrics)
     # For readers that replay between two offsets (Spark): what locates an offset, and the sort
     # key of one between transactions (events' ``position`` starts with (file index, tx pos)).
     POSITION_KEYS: ClassVar[tuple[str, ...]] = ("file", "pos", "event", "row")
@@ -455,6 +460,19 @@ class MySqlSource:
     def connector_name(self) -> str:
         """source.connector and the context header: mysql or mariadb, as the server says."""
         return self.flavor
+
+    # ---- operating: lag and status (cdc.core.source: ReportsLag, ReportsStatus; the code: lag.py) ----
+
+    def lag_watch(self, metrics: PipelineMetrics) -> Watch:
+        from cdc.sources.mysql.lag import MySqlWatch
+
+        return MySqlWatch(self.settings.connect, metrics)
+
+    @classmethod
+    def status_report(cls, config: Config, offset: dict[str, Any] | None) -> LagReport:
+        from cdc.sources.mysql.lag import status_report
+
+        return status_report(config, offset)
 
     # ---- start-up ---------------------------------------------------------------------------
 

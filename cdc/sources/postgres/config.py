@@ -7,6 +7,7 @@ from cdc.config import Option, non_negative
 from cdc.core.native_row import NATIVE_ROWS_OPTION
 from cdc.core.options import RETRY_OPTIONS, connection_options, snapshot_options
 from cdc.core.signals import SIGNAL_OPTIONS
+from cdc.sources.postgres.guards import GUARD_OPTIONS
 
 
 def _slot_name(value: str) -> str | None:
@@ -59,4 +60,4 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
            "SQL run on every heartbeat, e.g. to move the slot on a quiet database."),
     *RETRY_OPTIONS,
     *snapshot_options(("initial", "initial_only", "no_data", "schema_only", "never", "when_needed", "always")),
-) + SIGNAL_OPTIONS
+) + SIGNAL_OPTIONS + GUARD_OPTIONS  # the slot guards: the source's own (cdc.core.source.Guarded)

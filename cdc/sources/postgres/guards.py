@@ -18,7 +18,9 @@ GUARD_OPTIONS: tuple[Option, ...] = (
            "WAL than this (pg_current_wal_lsn() - restart_lsn); 0 disables. Checked every metrics.lag.interval.ms "
            "on a connection of its own.", validator=non_negative),
     Option("slot.retained.wal.action", str, "warn", "What exceeding slot.max.retained.wal.bytes does: warn, or "
-           "stop the pipeline with an error.", choices=("warn", "stop")),
+           "stop the pipeline with an error, which it does only while the pipeline reads the slot and the WAL it has "
+           "not confirmed grows (never before it has read anything, nor while it catches up).",
+           choices=("warn", "stop")),
 )
 
 # What the server says when reading from an invalidated slot (PostgreSQL 13-15, then 16+).
@@ -45,7 +47,7 @@ def explain(error: BaseException, slot: str) -> CdcError | None:
 
 
 def slot_findings(state: Any, max_retained: int = 0, *, running: bool = False, action: str = "warn") -> list[Finding]:
-    """What is wrong with the slot (``state``: a cdc.metrics.lag.SlotState). ``running``: asked by the
+    """What is wrong with the slot (``state``: a cdc.sources.postgres.lag.SlotState). ``running``: asked by the
     pipeline that owns the slot, which is not idle just because it is between two reads."""
     slot = state.slot
     if not state.exists:

@@ -30,7 +30,7 @@ import logging
 import time
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import psycopg
 
@@ -72,6 +72,10 @@ from cdc.sources.postgres.stream import ChangeStream
 from cdc.sources.postgres.tables import ColumnType, TableState
 from cdc.sources.postgres.types import TypeModes, TypeRegistry
 
+if TYPE_CHECKING:  # what the operating methods hand out (cdc.core.source: ReportsLag, ReportsStatus)
+    from cdc.metrics.lag import LagReport, Watch
+    from cdc.metrics.registry import PipelineMetrics
+
 log = logging.getLogger(__name__)
 
 IDLE_S = 0.5
@@ -81,7 +85,8 @@ class PostgresSource:
     title: ClassVar[str] = "PostgreSQL source"  # in the docs' option reference
     connector_classes: ClassVar[tuple[str, ...]] = ("io.debezium.connector.postgresql.PostgresConnector",)
     connector_name: ClassVar[str] = "postgresql"  # source.connector and the context header
-    options: ClassVar[tuple[Option, ...]] = POSTGRES_OPTIONS
+    metrics_plugin: ClassVar[str] = "postgres"  # Debezium's metrics label (cdc.core.source.NamesItsMetrics)
+    options: ClassVar[tuple[Option, ...]] = POSTGRES_OPTIONS  # with the slot guards' (guards.GUARD_OPTIONS)
     # For readers that replay between two offsets (Spark): what locates an offset, and the sort
     # key of one between transactions (events' ``position`` starts with their commit LSN).
     POSITION_KEYS: ClassVar[tuple[str, ...]] = ("lsn", "lsn_proc", "lsn_commit")
@@ -927,6 +932,41 @@ class PostgresSource:
     def incremental(self) -> IncrementalSnapshot:
         """The incremental snapshot's state machine (a replaying reader sets its run)."""
         return self._incr
+
+    # ---- operating: lag, status, guards, slots (cdc.core.source's protocols; the code: lag.py) -----
+
+    def lag_watch(self, metrics: PipelineMetrics) -> Watch:
+        from cdc.sources.postgres.lag import PostgresWatch
+
+        return PostgresWatch(self.settings.connect, metrics, self.slot,
+                             self.config.get("slot.max.retained.wal.bytes") or 0,
+                             self.config.get("slot.retained.wal.action") or "warn")
+
+    def guards_on(self) -> bool:
+        return bool(self.config.get("slot.max.retained.wal.bytes"))
+
+    def explain_error(self, error: BaseException) -> CdcError | None:
+        from cdc.sources.postgres.guards import explain
+
+        return explain(error, self.slot)
+
+    @classmethod
+    def status_report(cls, config: Config, offset: dict[str, Any] | None) -> LagReport:
+        from cdc.sources.postgres.lag import status_report
+
+        return status_report(config, offset)
+
+    @classmethod
+    def slot_report(cls, config: Config, as_json: bool) -> str:
+        from cdc.sources.postgres.lag import slot_report
+
+        return slot_report(config, as_json)
+
+    @classmethod
+    def drop_slot(cls, config: Config, name: str) -> str:
+        from cdc.sources.postgres.lag import drop_slot
+
+        return drop_slot(config, name)
 
     def send_signal(self, type_: str, data: dict[str, Any], id_: str | None = None) -> str:
         to_table = self._insert_signal if self.signal_source and self._signals is not None else None

@@ -26,7 +26,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from cdc.config import CORE_OPTIONS, Config, Option
 from cdc.core import signals as sig
@@ -56,6 +56,10 @@ from cdc.sources.sqlserver.stream import DatabaseStream, StreamSettings, StreamS
 from cdc.sources.sqlserver.tables import CaptureInstance, TableState, plan_tables
 from cdc.sources.sqlserver.types import TypeModes
 
+if TYPE_CHECKING:  # what the operating methods hand out (cdc.core.source: ReportsLag, ReportsStatus)
+    from cdc.metrics.lag import LagReport, Watch
+    from cdc.metrics.registry import PipelineMetrics
+
 log = logging.getLogger(__name__)
 
 Connect = Callable[[str], QueryLayer]
@@ -67,6 +71,7 @@ class SqlServerSource:
     title: ClassVar[str] = "SQL Server source"  # in the docs' option reference
     connector_classes: ClassVar[tuple[str, ...]] = ("io.debezium.connector.sqlserver.SqlServerConnector",)
     connector_name: ClassVar[str] = "sqlserver"  # source.connector and the context header
+    metrics_plugin: ClassVar[str] = "sql_server"  # Debezium's metrics label (cdc.core.source.NamesItsMetrics)
     options: ClassVar[tuple[Option, ...]] = SQLSERVER_OPTIONS  # SIGNAL_OPTIONS included
     # Spark's micro-batches (cdc.core.source.Replayable): the offset's per-database positions, or
     # Debezium's own single-database shape (an offset carried over from Debezium)
@@ -155,6 +160,19 @@ class SqlServerSource:
     def connect_to(self, database: str) -> QueryLayer:
         """A new connection to one captured database (the lag monitor's: never the stream's)."""
         return self._connect(database)
+
+    # ---- operating: lag and status (cdc.core.source: ReportsLag, ReportsStatus; the code: lag.py) ----
+
+    def lag_watch(self, metrics: PipelineMetrics) -> Watch:
+        from cdc.sources.sqlserver.lag import SqlServerWatch
+
+        return SqlServerWatch(self.connect_to, metrics, list(self.databases))
+
+    @classmethod
+    def status_report(cls, config: Config, offset: dict[str, Any] | None) -> LagReport:
+        from cdc.sources.sqlserver.lag import status_report
+
+        return status_report(config, offset)
 
     def close(self) -> None:
         for conn in self._conns:
