@@ -66,6 +66,7 @@ def source_for_connector_class(connector_class: str) -> str:
         except ImportError:
             continue
         names.append(name)
+        # connector_classes is part of the Source protocol; a plugin written before it was stands in for none
         if connector_class in getattr(plugin, "connector_classes", ()):
             return name
     known = ", ".join(names) or "none installed"
@@ -85,7 +86,9 @@ def source_options(name: str) -> tuple[Any, ...]:
             return tuple(light.load())
         except ImportError:
             pass
-    return tuple(getattr(load(SOURCES, name), "options", ()))
+    from cdc.core.source import declared_options  # the Source protocol's options (tolerant of older plugins)
+
+    return declared_options(load(SOURCES, name))
 
 
 def docstring(entry: EntryPoint) -> str:
