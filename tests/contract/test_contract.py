@@ -71,7 +71,9 @@ def test_mariadb_keeps_the_contract(mysql_server: dict[str, Any], mysql_db: dict
 
     db = mysql_db["db"]
     history = tmp_path / "history.jsonl"
-    props = {k: v for k, v in mysql_db.items() if k not in ("db", "name", "dsn")}
+    # no fixed database.server.id: each of the many short runs draws its own, as Debezium does, so a run
+    # never meets the replica connection of the one before it that the server has not yet closed
+    props = {k: v for k, v in mysql_db.items() if k not in ("db", "name", "dsn", "database.server.id")}
     props.update({"topic.prefix": "dbz", "snapshot.mode": "no_data", "table.include.list": rf"{db}\.contract",
                   "schema.history.internal.file.filename": str(history)})
     with pymysql.connect(**mysql_server, database=db, autocommit=True) as conn, conn.cursor() as cur:

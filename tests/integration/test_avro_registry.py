@@ -9,6 +9,7 @@ AvroData derives, and the same records must survive a real Kafka broker.
 from __future__ import annotations
 
 import base64
+import datetime
 import decimal
 import glob
 import json
@@ -91,6 +92,15 @@ def as_json_form(schema: dict[str, Any], datum: Any) -> Any:
         return [[as_json_form(schema["keys"], e["key"]), as_json_form(schema["values"], e["value"])] for e in datum]
     if kind == "struct":
         return {f["field"]: as_json_form(f, datum.get(f["field"])) for f in schema["fields"]}
+    # Connect's Date/Time/Timestamp are Avro's date/time-millis/timestamp-millis: the deserializer gives
+    # Python objects where the JSON converter writes days and milliseconds
+    if isinstance(datum, datetime.datetime):
+        return int(datum.timestamp() * 1000) if datum.tzinfo else \
+            int((datum - datetime.datetime(1970, 1, 1)).total_seconds() * 1000)
+    if isinstance(datum, datetime.date):
+        return (datum - datetime.date(1970, 1, 1)).days
+    if isinstance(datum, datetime.time):
+        return ((datum.hour * 60 + datum.minute) * 60 + datum.second) * 1000 + datum.microsecond // 1000
     return datum
 
 
@@ -143,7 +153,14 @@ def test_every_recorded_debezium_event_round_trips_through_the_registry(registry
                 continue
             assert schema is not None and data is not None
             assert data[:1] == b"\x00"
-            got = decode(deserializer, client, event.topic, field, data)
+            try:
+                got = decode(deserializer, client, event.topic, field, data)
+            except ValueError as exc:
+                # MariaDB's TIME '24:00:00' is Connect Time 86400000 (Debezium's too): fastavro cannot make a
+                # datetime.time of it; the bytes are checked against Java's AvroData in test_converters_oracle
+                assert "hour must be in" in str(exc) and '"t' in json.dumps(payload) and "86400000" in json.dumps(
+                    payload), (event.topic, exc)
+                continue
             assert as_json_form(schema.definition, got) == normalized(schema.definition, payload), event.topic
             checked += 1
     assert checked > 600

@@ -17,7 +17,7 @@ TRANSACTIONS, ROWS = 20, 300
 
 def _source(db: dict[str, str]) -> PostgresSource:
     props = {k: v for k, v in db.items() if k != "dsn"}
-    return PostgresSource(Config({**props, "topic.prefix": "dbz", "slot.name": "handover_slot",
+    return PostgresSource(Config({**props, "topic.prefix": "dbz", "slot.name": "handover_slot", "slot.takeover": "true",
                                   "publication.name": "handover_pub", "snapshot.mode": "no_data"})
                           .declare(CORE_OPTIONS))
 

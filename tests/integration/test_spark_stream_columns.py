@@ -26,7 +26,8 @@ def _transactions(db: dict[str, str], native: bool, statements: list[str], rows:
         conn.execute("SELECT pg_create_logical_replication_slot('cols_slot', 'pgoutput')")
         for statement in statements:
             conn.execute(statement)
-    source = _source(db, **{"slot.name": "cols_slot", "publication.name": "cols_pub", "snapshot.mode": "no_data"})
+    source = _source(db, **{"slot.name": "cols_slot", "publication.name": "cols_pub", "snapshot.mode": "no_data",
+                            "slot.takeover": "true"})  # the slot made above, before the workload
     source.native_rows = native
     by_tx: dict[Any, list[ChangeEvent]] = {}
     deadline = time.monotonic() + 60
