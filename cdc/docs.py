@@ -72,7 +72,8 @@ def anchor(title: str) -> str:
 def table(options: Iterable[Option]) -> str:
     rows = ["| property | type | default | description |", "|---|---|---|---|"]
     for option in options:
-        default = "" if option.default in (None, "") else f"`{option.default}`"
+        shown = str(option.default).lower() if isinstance(option.default, bool) else option.default  # as written
+        default = "" if shown in (None, "") else f"`{shown}`"
         kind = " \\| ".join(option.choices) if option.choices else option.type.__name__
         rows.append(f"| `{option.name}` | {kind} | {default} | {option.doc}{' (secret)' if option.secret else ''} |")
     return "\n".join(rows)

@@ -37,7 +37,7 @@ from cdc.core.offsets import OffsetStore
 from cdc.core.records import Batch, EncodedRows
 from cdc.core.retry import RetryPolicy
 from cdc.core.sink import Sink
-from cdc.core.source import Source
+from cdc.core.source import ReportsStreaming, Source
 from cdc.transforms.chain import TransformChain
 
 log = logging.getLogger(__name__)
@@ -80,7 +80,7 @@ class Engine:
 
     def source_streaming(self) -> bool:
         """Whether the source reads its log now (sources without the notion: always)."""
-        return bool(getattr(self.source, "streaming", True))
+        return self.source.streaming if isinstance(self.source, ReportsStreaming) else True
 
     def stop(self) -> None:
         self._stopping.set()

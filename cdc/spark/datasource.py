@@ -55,14 +55,13 @@ from cdc.core.source import (
     declared_options,
     offers,
 )
+from cdc.spark import options as reader
 from cdc.spark.arrow_events import EventRows, arrow_schema, concatenated, snapshot_batches
 from cdc.spark.prefetch import Prefetcher
 from cdc.spark.schema import event_schema, struct_type_of
 
 log = logging.getLogger(__name__)
 
-READER_OPTIONS = ("source", "table", "tables", "maxrowsperbatch", "minrowsperbatch", "maxtriggerdelay",
-                  "snapshotchunkrows", "parallelsnapshot", "path")
 
 
 TRANSFORM_PREFIXES = ("transforms", "predicates")  # Kafka Connect's chain: applied by the reader, not the source
@@ -70,7 +69,7 @@ TRANSFORM_PREFIXES = ("transforms", "predicates")  # Kafka Connect's chain: appl
 
 def _source_properties(options: Mapping[str, str]) -> dict[str, str]:
     props = {k: v for k, v in options.items()
-             if k.lower() not in READER_OPTIONS and not k.startswith(TRANSFORM_PREFIXES)}
+             if k.lower() not in reader.READER_NAMES and not k.startswith(TRANSFORM_PREFIXES)}
     props.setdefault("topic.prefix", "cdc")
     props.setdefault("tombstones.on.delete", "false")
     if options.get("table"):
@@ -239,22 +238,22 @@ class CdcStreamReader(DataSourceStreamReader):
         # Rows per micro-batch, when the log holds more: a Delta MERGE costs 3-6 s here however few
         # rows it applies, so a backlog is best applied in large batches; the driver buffers at most
         # two of them, as Arrow (about 150 bytes a row of six columns).
-        self.max_rows = int(_option(options, "maxRowsPerBatch", "300000"))
+        self.max_rows: int = reader.reader_option(options, reader.MAX_ROWS_PER_BATCH)
         # As Spark's Kafka source (minOffsetsPerTrigger, maxTriggerDelay): a trigger with fewer rows
         # waits for more, up to maxTriggerDelay -- counted from the first trigger that held rows back
         # (Kafka's counts from the last micro-batch, which after a quiet spell lets the first rows of
         # a burst through alone). A burst then starts with a large micro-batch, not a MERGE spent on
         # its first rows.
-        self.min_rows = int(_option(options, "minRowsPerBatch", "0"))
-        self.max_trigger_delay_s = _seconds(_option(options, "maxTriggerDelay", "15m"), "maxTriggerDelay")
+        self.min_rows: int = reader.reader_option(options, reader.MIN_ROWS_PER_BATCH)
+        self.max_trigger_delay_s = _seconds(reader.reader_option(options, reader.MAX_TRIGGER_DELAY), "maxTriggerDelay")
         if not 0 <= self.min_rows <= self.max_rows:
             raise ConfigError(f"minRowsPerBatch={self.min_rows} must lie between 0 and maxRowsPerBatch={self.max_rows}",
                               fix="lower minRowsPerBatch, or raise maxRowsPerBatch")
         self._held_since: float | None = None  # when rows were first held back for minRowsPerBatch
-        self.chunk_rows = int(_option(options, "snapshotChunkRows", "100000"))
+        self.chunk_rows: int = reader.reader_option(options, reader.SNAPSHOT_CHUNK_ROWS)
         self.table = options.get("table")
         self._source_cls = registry.load(registry.SOURCES, options["source"])
-        self.parallel = _option(options, "parallelSnapshot", "true").lower() == "true" and \
+        self.parallel = reader.reader_option(options, reader.PARALLEL_SNAPSHOT) and \
             offers(self._source_cls, SnapshotsInParallel)
         self._source: Any = None  # the driver's source, streaming
         self._planner: Any = None  # the driver's source that holds an exported snapshot
@@ -498,10 +497,6 @@ def read_chunk(partition: ChunkPartition, schema: Any, typed: bool, events: Even
                 yield batch
     finally:
         source.close()
-
-
-def _option(options: Mapping[str, str], name: str, default: str) -> str:
-    return options.get(name, options.get(name.lower(), default))
 
 
 _UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}

@@ -14,6 +14,7 @@ from cdc.core.header_converters import header_converter
 from cdc.core.offsets import FileOffsetStore
 from cdc.core.records import SinkRecord
 from cdc.core.retry import RetryPolicy
+from cdc.core.source import EncodedBatches, NativeRows
 from cdc.engine import Engine
 from cdc.sources.postgres import PostgresSource
 
@@ -67,9 +68,9 @@ class Pipeline:
         props = {**base, **{k: v for k, v in props.items() if k != "dsn"}}
         self.config = Config(props).declare(CORE_OPTIONS)
         self.source = source_cls(self.config)
-        if hasattr(self.source, "native_rows"):  # as cdc.pipeline.build does for the JSON converter
+        if isinstance(self.source, NativeRows):  # as cdc.pipeline.build does for the JSON converter
             self.source.native_rows = bool(self.config.get("native.rows"))
-            if hasattr(self.source, "encoded_batches"):
+            if isinstance(self.source, EncodedBatches):
                 self.source.encoded_batches = self.source.native_rows
         self.sink = sink or CollectingSink()
         converter = JsonConverter(self.config.get("value.converter.schemas.enable"),
