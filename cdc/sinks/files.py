@@ -4,7 +4,7 @@ Each line is ``{"topic", "key", "value", "headers"}`` with key and value as the 
 them (embedded JSON, not strings), so ``jq`` and Spark read them directly; headers as the header
 converter wrote them: JSON embedded (``header.converter=...JsonConverter``), else as JSON strings
 of their text (Connect's default SimpleHeaderConverter: ``"__debezium.newkey": "{\"id\":10}"``). ``flush`` writes
-and fsyncs every open file: only then may the engine store the offset.
+and fsyncs every file written since the last flush: only then may the engine store the offset.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import errno
 import os
 import tempfile
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO
 
@@ -24,6 +25,13 @@ from cdc.core.records import EncodedRows, SinkRecord
 
 _FOLDER_FIX = ("make sink.files.directory (--output) a folder the user running cdc can create and write, "
                "or point it at another one")
+
+# Past this many files to sync in one flush, they are synced by a few threads at once: fsync releases the
+# GIL and the file system commits concurrent syncs together (800 files: 0.14-0.34 s one after another,
+# 0.1 s with 8 threads, on this machine's ext4). syncfs would be quicker still but syncs every file on
+# the disk, a database's too, so its cost is not ours to choose.
+_PARALLEL_SYNC_FROM = 8
+_SYNC_THREADS = 8
 
 _DISK_FIX = ("free space on that disk or make the folder writable, then run again: the events not yet stored are "
              "read again from the stored offset")
@@ -90,6 +98,7 @@ class FileSink:
         self._last_written: dict[str, int] = {}  # topic -> the flush that last synced it (which files are idle)
         self.json_headers = header_converter(config).writes_json
         self._files: dict[str, IO[bytes]] = {}
+        self._syncers: ThreadPoolExecutor | None = None  # made on the first flush with many files to sync
         if self.directory.exists() and not self.directory.is_dir():
             raise SinkError(f"the output folder {self.directory} (sink.files.directory) is a file, not a folder",
                             fix="give sink.files.directory (--output) a folder's path; it is created when missing")
@@ -156,19 +165,31 @@ class FileSink:
         """Flush and sync the files written since the last flush (not every file ever opened: with thousands
         of tables that cost grew with their number), then close the longest idle ones past sink.files.max.open."""
         self._flushes += 1
+        handles = [self._files[topic] for topic in self._dirty]
         try:
-            for topic in self._dirty:
-                handle = self._files[topic]
+            for handle in handles:
                 handle.flush()
-                if self.fsync:
-                    os.fsync(handle.fileno())
-                self._last_written[topic] = self._flushes
+            if self.fsync:
+                self._sync(handles)
         except OSError as exc:
             raise SinkError(f"cannot write to {self.directory}: {exc.strerror or exc}",
                             fix=_DISK_FIX) from None
+        for topic in self._dirty:
+            self._last_written[topic] = self._flushes
         self._dirty.clear()
         if len(self._files) > self.max_open:
             self._close_idle(len(self._files) - self.max_open // 2)
+
+    def _sync(self, handles: list[IO[bytes]]) -> None:
+        """fsync every handle; the first error is raised once all are done."""
+        if len(handles) < _PARALLEL_SYNC_FROM:
+            for handle in handles:
+                os.fsync(handle.fileno())
+            return
+        if self._syncers is None:
+            self._syncers = ThreadPoolExecutor(_SYNC_THREADS, thread_name_prefix="cdc-fsync")
+        for _ in self._syncers.map(lambda handle: os.fsync(handle.fileno()), handles):
+            pass
 
     def _close_idle(self, count: int) -> None:
         """Close the ``count`` files synced longest ago (all of them are clean after a flush)."""
@@ -186,3 +207,6 @@ class FileSink:
                 except OSError:
                     pass  # a full disk fails the buffered bytes again: flush() said so already
             self._files.clear()
+            if self._syncers is not None:
+                self._syncers.shutdown()
+                self._syncers = None
