@@ -323,6 +323,10 @@ class PostgresSource:
             log.warning("slot %s exists but a snapshot is needed: recreating it so the snapshot and the "
                         "stream meet at one consistent point", self.slot)
             cat.drop_slot(self._catalog_conn(), self.slot)
+        if not self.resumable or temporary:
+            # Stored before the slot exists, not after: a run killed between the slot's creation and its first
+            # stored offset would find a slot and no offset, and refuse its own slot as another consumer's.
+            yield Batch([], attempt_offset(attempt), commit_now=True)
         start_lsn, snapshot_name = self._create_slot(export=True, temporary=temporary)
         if self.resumable and not temporary:
             done = yield from self._resumable_snapshot(tables, snapshot_name, start_lsn, None)
@@ -478,8 +482,7 @@ class PostgresSource:
 
     def _snapshot(self, tables: list[cat.CatalogTable], snapshot_name: str | None, lsn: int,
                   final: bool, attempt: int = 0) -> Iterator[Batch]:
-        yield Batch([], attempt_offset(attempt), commit_now=True)  # durable before any row goes out
-        conn = self.settings.connect()
+        conn = self.settings.connect()  # the attempt is stored already (_initial_snapshot), before any row goes out
         try:
             conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             if snapshot_name:
