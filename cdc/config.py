@@ -349,6 +349,9 @@ def _operations(value: list[str]) -> str | None:
 
 CORE_OPTIONS: tuple[Option, ...] = (
     Option("name", str, "cdc", "Logical name of this pipeline; the key of its stored offsets."),
+    Option("offset.takeover", bool, False, "Resume from a stored offset that cdc did not write (a Debezium "
+           "connector's, in its offsets file or topic under the same name): from then on that connector's position "
+           "moves with cdc's. Set it only to switch from Debezium, with that connector stopped for good."),
     Option("topic.prefix", str, None, "Prefix of every topic name (Debezium's logical server name).", required=True,
            validator=_topic_prefix),
     Option("table.include.list", list, None, "Regular expressions of fully-qualified table names to capture.",

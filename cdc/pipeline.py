@@ -12,8 +12,8 @@ from cdc.core.connect_offsets import FILE_CLASS as CONNECT_FILE_STORE
 from cdc.core.connect_offsets import ConnectFileOffsetStore
 from cdc.core.context_headers import ContextHeaders
 from cdc.core.converters import JsonConverter
-from cdc.core.errors import ConfigError
-from cdc.core.offsets import FileOffsetStore, OffsetStore
+from cdc.core.errors import ConfigError, OffsetStoreError
+from cdc.core.offsets import WRITER, WRITER_KEY, FileOffsetStore, OffsetStore, without_writer, written_by_cdc
 from cdc.core.retry import RetryPolicy
 from cdc.core.snapshot_restart import ATTEMPT_KEY
 from cdc.core.source import EncodedBatches, NamesItsConnector, NativeRows, Replayable, declared_options, offers
@@ -89,7 +89,8 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
     config.validate(PASSTHROUGH_PREFIXES)
     log.info("configuration: %s", config.masked())
     exactly = exactly_once.mode(config, sink_cls, store_kind)  # a required one that cannot be: ConfigError
-    offsets = SourceOffsetStore(offset_store(config), source_name, source_cls, config.get("name"))
+    offsets = SourceOffsetStore(offset_store(config), source_name, source_cls, config.get("name"),
+                                takeover=config.get("offset.takeover"))
     if isinstance(offsets.store, (FileOffsetStore, ConnectFileOffsetStore)):  # a Kafka store is read once, at start
         offsets.store.check()
         offsets.load()
@@ -114,29 +115,50 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
 
 
 class SourceOffsetStore:
-    """The offset store as one source sees it: an offset that another kind of source wrote is refused.
+    """The offset store as one source sees it: an offset that another kind of source wrote is refused,
+    and so is one that another connector wrote (unless ``offset.takeover``).
 
     A source recognises its offsets by the keys that locate them (``POSITION_KEYS``: ``lsn`` for
     PostgreSQL, ``file``/``pos`` for MySQL). Given another source's offset it would read a position
-    that means nothing to its server, and start at the wrong place or re-snapshot."""
+    that means nothing to its server, and start at the wrong place or re-snapshot. Given a Debezium
+    connector's (the same name in the same offsets file or topic: a Debezium configuration run as it
+    is), it would resume from it and then move it: the connector, started again, would skip what cdc
+    read. cdc marks what it saves (``WRITER_KEY``), so the two are told apart."""
 
-    def __init__(self, store: OffsetStore, source_name: str, source_cls: Any, name: str) -> None:
+    def __init__(self, store: OffsetStore, source_name: str, source_cls: Any, name: str,
+                 takeover: bool = False) -> None:
         self.store = store
         self.source_name = source_name
         self.name = name
+        self.takeover = takeover
         self.keys: tuple[str, ...] = _position_keys(source_cls)
 
     def load(self) -> dict[str, Any] | None:
         offset = self.store.load()
         if offset is not None and ATTEMPT_KEY in offset:
-            return offset  # an interrupted snapshot's marker: every source reads it (cdc.core.snapshot_restart)
+            return without_writer(offset)  # an interrupted snapshot's marker: every source reads it
         if offset is not None and self.keys and not any(k in offset for k in self.keys):
             raise _foreign_offset(offset, self.source_name, self.keys, f"the offset of pipeline {self.name!r} in "
                                   f"{_where(self.store)}")
-        return offset
+        if offset is not None and not written_by_cdc(offset):
+            self._take_over(offset)
+        return without_writer(offset)
+
+    def _take_over(self, offset: dict[str, Any]) -> None:
+        where = f"the offset of {self.name!r} in {_where(self.store)}"
+        if not self.takeover:
+            raise OffsetStoreError(
+                f"{where} was not written by cdc but by another connector (a Debezium connector named {self.name!r}?"
+                f" it holds {', '.join(sorted(offset))}): resuming from it would move that connector's position, and "
+                "it would skip what cdc read when started again",
+                fix="to switch from that connector to cdc, stop it for good and set offset.takeover=true (cdc "
+                    "continues where it stopped); to run beside it, give this pipeline its own name or "
+                    "offset.storage.file.filename / offset.storage.topic")
+        log.warning("%s was written by another connector: continuing from it (offset.takeover=true); that "
+                    "connector must not run again on it", where)
 
     def save(self, offset: dict[str, Any]) -> None:
-        self.store.save(offset)
+        self.store.save({**offset, WRITER_KEY: WRITER})
 
     def close(self) -> None:
         self.store.close()

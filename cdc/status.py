@@ -80,11 +80,12 @@ def pipeline_config(source: str, properties: dict[str, Any]) -> Config:
 
 
 def stored_offset(config: Config) -> dict[str, Any] | None:
+    from cdc.core.offsets import without_writer
     from cdc.pipeline import offset_store
 
     store = offset_store(config)
     try:
-        return store.load()
+        return without_writer(store.load())
     finally:
         store.close()
 

@@ -19,6 +19,26 @@ from cdc.core.errors import OffsetStoreError
 
 FORMAT_VERSION = 1
 
+# Written into every offset cdc stores, beside Debezium's own keys (which Debezium reads by name, so it
+# ignores this one): an offset without it was written by another connector -- a Debezium connector
+# whose offsets file or topic this pipeline was pointed at -- and resuming from it moves that
+# connector's position, so it is only taken with offset.takeover (cdc.pipeline.SourceOffsetStore).
+WRITER_KEY = "writer"
+WRITER = "cdc"
+# Offsets that cdc wrote before WRITER_KEY existed carry the server's identity (PostgreSQL, MySQL).
+_OWN_KEYS = (WRITER_KEY, "server_identity")
+
+
+def written_by_cdc(offset: dict[str, Any]) -> bool:
+    return any(key in offset for key in _OWN_KEYS)
+
+
+def without_writer(offset: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The offset as its source wrote it (the writer mark is the store's business, not the source's)."""
+    if offset is None or WRITER_KEY not in offset:
+        return offset
+    return {k: v for k, v in offset.items() if k != WRITER_KEY}
+
 
 class OffsetStore(Protocol):
     def load(self) -> dict[str, Any] | None: ...

@@ -310,7 +310,10 @@ def test_message_key_columns_that_do_not_parse(offline: dict[str, str], spec: st
 
 # ---- offsets ------------------------------------------------------------------------------------
 
-def _offsets(path: Path, offset: Any) -> bytes:
+def _offsets(path: Path, offset: Any, writer: str | None = "cdc") -> bytes:
+    """An offsets file as cdc writes it (its writer mark), or as another connector would (writer=None)."""
+    if isinstance(offset, dict) and writer:
+        offset = {**offset, "writer": writer}
     path.write_text(json.dumps({"version": 1, "offsets": {"cdc": offset}}))
     return path.read_bytes()
 
@@ -351,6 +354,18 @@ def test_postgres_offset_given_to_the_mysql_source(cdc: Callable[..., Result], t
     properties(tmp_path / "shop.properties", {**MY, "offset.storage.file.filename": "o.json"})
     refused(cdc("run", "shop.properties"), "offset file o.json", "written by the postgres source",
             "runs the mysql source")
+    assert (tmp_path / "o.json").read_bytes() == before
+
+
+def test_another_connectors_offset(cdc: Callable[..., Result], tmp_path: Path) -> None:
+    """A Debezium connector's offset under the same name (its configuration run unchanged, on its offsets
+    file): refused, untouched, with the switch spelled out. tests/integration/test_switch_from_debezium.py
+    takes one over with offset.takeover=true against real Debezium."""
+    before = _offsets(tmp_path / "o.json", {"lsn": 1298008648, "txId": 771, "ts_usec": 1795524658000000,
+                                            "lsn_proc": 1298008648, "messageType": "INSERT"}, writer=None)
+    properties(tmp_path / "shop.properties", {**PG, "offset.storage.file.filename": "o.json"})
+    refused(cdc("run", "shop.properties"), "offset file o.json", "not written by cdc", "offset.takeover=true",
+            "its own name")
     assert (tmp_path / "o.json").read_bytes() == before
 
 

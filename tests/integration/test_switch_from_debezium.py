@@ -217,7 +217,16 @@ def test_switch_from_debezium_to_cdc_and_back(pg_db: dict[str, str], kafka_boots
             "kafka.bootstrap.servers": kafka_bootstrap,
         })
         start = end_offset(kafka_bootstrap, topic)
-        cdc = subprocess.Popen([sys.executable, "-m", "cdc.cli", "-v", "run", str(config)], cwd=ROOT,
+        # Debezium's offset is not cdc's: refused, untouched, until the user says the switch is meant
+        before = offsets.read_bytes()
+        refused = subprocess.run([sys.executable, "-m", "cdc.cli", "run", str(config)], cwd=ROOT, timeout=120,
+                                 stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        assert refused.returncode == 1, refused.stderr
+        assert "not written by cdc" in refused.stderr and "offset.takeover=true" in refused.stderr, refused.stderr
+        assert "Traceback" not in refused.stderr, refused.stderr
+        assert offsets.read_bytes() == before and end_offset(kafka_bootstrap, topic) == start
+        cdc = subprocess.Popen([sys.executable, "-m", "cdc.cli", "-v", "run", str(config),
+                                "--set", "offset.takeover=true"], cwd=ROOT,
                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
         def cdc_exited() -> str | None:
@@ -238,6 +247,7 @@ def test_switch_from_debezium_to_cdc_and_back(pg_db: dict[str, str], kafka_boots
         assert cdc.returncode == 0, stderr
         assert "Traceback" not in stderr and "unknown property" not in stderr, stderr
         assert "start: stream (resuming from the stored offset)" in stderr, stderr  # not a snapshot
+        assert "written by another connector: continuing from it" in stderr, stderr
         assert "recreating" not in stderr, stderr  # Debezium's slot is used as it is
         by_cdc = changes(kafka_bootstrap, topic, start)
         expected_cdc = creates(range(11, 16)) + [(3, "u", "v3-new")] + creates(range(16, 19))
