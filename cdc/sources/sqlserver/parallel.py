@@ -13,12 +13,22 @@ chunk; so is a table without a key.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 from typing import Any, TypedDict
 
+from cdc.core.envelope import OP_READ
+from cdc.core.errors import SourceError
+from cdc.core.records import ChangeEvent
+from cdc.sources.sqlserver import catalog
 from cdc.sources.sqlserver import queries as q
+from cdc.sources.sqlserver.changes import Position
 from cdc.sources.sqlserver.connection import QueryLayer
-from cdc.sources.sqlserver.tables import CaptureInstance
+from cdc.sources.sqlserver.lsn import Lsn
+from cdc.sources.sqlserver.source_info import source_block
+from cdc.sources.sqlserver.tables import CaptureInstance, TableState, plan_tables
+
+log = logging.getLogger(__name__)
 
 
 class Chunk(TypedDict):
@@ -61,3 +71,31 @@ def chunk_rows(conn: QueryLayer, instance: CaptureInstance, chunk: Chunk, page: 
         if len(rows) < page:
             return
         last = [rows[-1][k] for k in key]
+
+
+def plan(conn: QueryLayer, instances: list[CaptureInstance], chunk_rows: int, ts_us: int) -> dict[str, Any]:
+    """On the driver: the capture job's maximum LSN and every captured table's key chunks; the stream
+    starts at that LSN (NULL before any change: the stream then reads them all)."""
+    lsn = catalog.max_lsn(conn)
+    chunks = [c for table in plan_tables(instances, lsn).values()
+              for c in table_chunks(conn, table.current, chunk_rows)]
+    log.info("snapshot of database %s in %d chunks, streaming from LSN %s", conn.database, len(chunks), lsn)
+    return {"chunks": chunks, "ts_us": ts_us, "lsn": str(lsn),
+            "stream_from": {"databases": {conn.database: {**Position(lsn).to_offset(), "snapshot_completed": True}}}}
+
+
+def chunk_events(conn: QueryLayer, instances: list[CaptureInstance],
+                 make_state: Callable[[CaptureInstance], TableState], prefix: str, plan_: dict[str, Any],
+                 chunk: Chunk, page: int) -> Iterator[list[ChangeEvent]]:
+    """On an executor: the chunk's rows as read events, decoded by the capture instance the stream
+    reads at the plan's LSN (``instances``: those of the chunk's table)."""
+    database, schema, table = chunk["table"].split(".", 2)
+    lsn = Lsn.parse(plan_["lsn"])
+    if not instances:
+        raise SourceError(f"table {chunk['table']} is no longer captured", fix="start the query again")
+    state = make_state(plan_tables(instances, lsn)[f"{schema}.{table}"].current)
+    ts_ns = plan_["ts_us"] * 1000
+    source = source_block(prefix, database, schema, table, ts_ns=ts_ns, snapshot="true", commit_lsn=lsn)
+    ts = (ts_ns // 1_000_000, ts_ns // 1000, ts_ns)
+    for rows in chunk_rows(conn, state.instance, chunk, page):
+        yield [state.envelope.event(OP_READ, None, state.row(values), dict(source), ts=ts) for values in rows]

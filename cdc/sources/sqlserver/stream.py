@@ -1,6 +1,6 @@
-"""Streaming one database: poll the change tables by LSN window.
+"""Streaming: poll the change tables by LSN window, one database after the other.
 
-    loop (source.py drives it, every poll.interval.ms when idle):
+    Streamer (every poll.interval.ms when idle), for each database, its DatabaseStream:
       to = sys.fn_cdc_get_max_lsn()              NULL: say whether the Agent runs
       nothing after the position?  -> idle
       re-read the capture instances                a table enabled/disabled, a new instance
@@ -10,19 +10,22 @@
 
 An instance's rows are read completely before merging because one ODBC connection cannot
 hold several open result sets (no MARS); a window is bounded by what the capture job wrote
-since the last poll.
+since the last poll. The :class:`Streamer` polls every database in turn; a lost connection is opened
+again under the retry policy and the stream goes on after the last batch it handed out.
 """
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from cdc.core.errors import SourceError
 from cdc.core.filters import NameFilter
-from cdc.core.records import ChangeEvent
+from cdc.core.heartbeat import Heartbeat
+from cdc.core.records import Batch, ChangeEvent
+from cdc.core.retry import RetryPolicy
 from cdc.sources.sqlserver import catalog
 from cdc.sources.sqlserver import queries as q
 from cdc.sources.sqlserver.changes import ChangeRow, Position, change_row, changes, merge
@@ -274,3 +277,79 @@ class DatabaseStream:
         if tx is not None:
             out.update(tx)
         return out
+
+
+SLEEP_SLICE_S = 0.1
+
+
+class Streamer:
+    """Every streaming database's change tables, polled in turn (Debezium's streaming change event source):
+
+        until stopped:
+          for each database: its new changes (a lost connection: ``reconnect`` under the retry policy,
+                             from the last batch handed out), then what the signals do between polls,
+                             then END of an open transaction after transaction.end.idle.ms
+          a caught-up batch (with a heartbeat when due); nothing new anywhere: sleep poll.interval.ms
+
+    ``offset()`` is the source's whole offset now (every database, the signals' state);
+    ``between_polls(stream)`` returns whether it wrote a chunk's watermarks (read them at once)."""
+
+    def __init__(self, *, policy: RetryPolicy, reconnect: Callable[[str, dict[str, Any]], DatabaseStream],
+                 between_polls: Callable[[DatabaseStream], Generator[Batch, None, bool]],
+                 offset: Callable[[], dict[str, Any]], stopping: Callable[[], bool], clock: Callable[[], int],
+                 sleep: Callable[[float], None], poll_s: float, end_idle_s: float, heartbeat: Heartbeat) -> None:
+        self.streams: dict[str, DatabaseStream] = {}
+        self.policy = policy
+        self._reconnect = reconnect
+        self._between_polls = between_polls
+        self._offset = offset
+        self._stopping = stopping
+        self.clock = clock
+        self._sleep = sleep
+        self.poll_s = poll_s
+        self.idle_ns = int(end_idle_s * 1e9)
+        self.heartbeat = heartbeat
+
+    def add(self, stream: DatabaseStream) -> None:
+        self.streams[stream.database] = stream
+
+    def run(self) -> Iterator[Batch]:
+        last_change = {db: self.clock() for db in self.streams}
+        while not self._stopping():
+            busy = False
+            for db in list(self.streams):
+                for events, _ in self._poll(self.streams[db]):
+                    if events:
+                        busy = True
+                        last_change[db] = self.clock()
+                    yield Batch(events, self._offset())
+                stream = self.streams[db]  # a reconnect replaces it
+                busy = (yield from self._between_polls(stream)) or busy
+                if self.idle_ns > 0 and self.clock() - last_change[db] >= self.idle_ns:
+                    ended = stream.builder.end_transaction()
+                    if ended:
+                        yield Batch(ended, self._offset())
+            beat = None if busy else self.heartbeat.due()
+            yield Batch([beat] if beat is not None else [], self._offset(), caught_up=True)
+            if not busy:
+                self._pause()
+
+    def _poll(self, stream: DatabaseStream) -> Iterator[tuple[list[ChangeEvent], Position]]:
+        current = stream
+
+        def reconnect() -> None:
+            nonlocal current
+            current.conn.close()
+            # Start again after the last batch handed out: events built after it (and the
+            # transaction numbering they advanced) are rebuilt, not lost or counted twice.
+            current = self.streams[current.database] = self._reconnect(current.database, current.delivered)
+
+        yield from self.policy.resumed(f"polling the change tables of {stream.database}", lambda: current.poll(),
+                                       reconnect, self._stopping)
+
+    def _pause(self) -> None:
+        waited = 0.0
+        while waited < self.poll_s and not self._stopping():
+            step = min(SLEEP_SLICE_S, self.poll_s - waited)
+            self._sleep(step)
+            waited += step
