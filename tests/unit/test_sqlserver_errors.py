@@ -249,7 +249,8 @@ def test_capture_instance_dropped_between_listing_and_reading(caplog: pytest.Log
 
 
 @pytest.mark.parametrize("props, message", [
-    ({"snapshot.mode": "always"}, "snapshot.mode='always' is not supported by the SQL Server source"),
+    ({"snapshot.mode": "never"}, "snapshot.mode='never' is not supported by the SQL Server source"),
+    ({"snapshot.mode": "configuration_based"}, "snapshot.mode='configuration_based' is not supported"),
     ({"database.names": ""}, "database.names is required"),
     ({"message.key.columns": "nocolon"}, "must look like"),
 ])

@@ -5,7 +5,6 @@ Each check that can fail says why and gives the T-SQL or setting that fixes it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 from cdc.core.errors import SourceError
 from cdc.core.filters import NameFilter
@@ -114,22 +113,20 @@ def explain_no_max_lsn(conn: QueryLayer, template: str) -> None:
     log.info("no maximum LSN in database %s yet: no change recorded (or all cleaned up); waiting", conn.database)
 
 
-def check_position(conn: QueryLayer, instances: list[CaptureInstance], commit_lsn: Lsn,
-                   on_purged: Callable[[str], None] | None = None) -> None:
-    """The change tables must still hold everything after ``commit_lsn``: the cleanup job deletes
-    rows older than its retention and moves each instance's minimum LSN forward."""
+def purged(conn: QueryLayer, instances: list[CaptureInstance], commit_lsn: Lsn) -> LsnPurgedError | None:
+    """Whether the change tables no longer hold everything after ``commit_lsn`` (the cleanup job deletes
+    rows older than its retention and moves each instance's minimum LSN forward): the error saying so."""
     if not commit_lsn.available:
-        return
+        return None
     for instance in instances:
         if instance.start_lsn > commit_lsn:
             continue  # enabled after the stored position: nothing of it was missed
         low = min_lsn(conn, instance.name)
         if low.available and low > commit_lsn:
-            message = (f"the stored position {commit_lsn} of database {conn.database!r} is older than the minimum "
-                       f"LSN {low} of capture instance {instance.name}: the CDC cleanup job purged changes this "
-                       "pipeline has not read")
-            if on_purged is not None:
-                on_purged(message)
-                return
-            raise LsnPurgedError(message, fix="set snapshot.mode=when_needed to take a new snapshot (or delete the "
-                                              "stored offset); raise the cleanup job's @retention to avoid it")
+            return LsnPurgedError(
+                f"the stored position {commit_lsn} of database {conn.database!r} is older than the minimum LSN "
+                f"{low} of capture instance {instance.name}: the CDC cleanup job purged changes this pipeline "
+                "has not read",
+                fix="set snapshot.mode=when_needed to take a new snapshot (or delete the stored offset); raise the "
+                    "cleanup job's @retention to avoid it")
+    return None

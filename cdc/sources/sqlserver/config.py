@@ -9,7 +9,9 @@ from cdc.config import Option, non_negative
 from cdc.core.options import RETRY_OPTIONS, connection_options, snapshot_options
 from cdc.core.signals import SIGNAL_OPTIONS
 
-SNAPSHOT_MODES = ("initial", "initial_only", "no_data", "when_needed")
+# Debezium's SQL Server connector's modes (cdc.core.snapshot_mode decides), schema_only its old name of
+# no_data; not its configuration_based and custom (Java snapshotter SPI), nor never (no SQL Server mode).
+SNAPSHOT_MODES = ("initial", "initial_only", "no_data", "schema_only", "when_needed", "always", "recovery")
 ISOLATION_MODES = ("read_uncommitted", "read_committed", "repeatable_read", "snapshot", "exclusive")
 
 

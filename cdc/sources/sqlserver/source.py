@@ -5,8 +5,12 @@ another, and decides per database what to do at start.
 
     for each database of database.names:
       connect, check CDC is enabled (database, included tables)
-      offset stored?  yes: check the change tables still hold it (cleanup job)
-                      no:  snapshot (snapshot.py): structure, then rows unless no_data
+      offset stored?  check the change tables still hold it (the cleanup job's retention)
+      decide(snapshot.mode, its offset, whether they do)  (cdc.core.snapshot_mode)
+        SNAPSHOT / SCHEMA:  snapshot.py: structure, then rows unless no_data; then stream (initial_only:
+                            hold the offset and stop)
+        STREAM:             on from the offset       NOTHING: initial_only, taken before
+        LOG_GONE:           the error, with the fix (when_needed takes a new snapshot instead)
     then the Streamer (stream.py) polls every database's change tables; signals.py acts on signals
     between polls (incremental and blocking snapshots)
 
@@ -30,6 +34,7 @@ from cdc.core.incremental import IncrementalSnapshot
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.retry import RetryPolicy
 from cdc.core.schema_change import SchemaChangeEvents
+from cdc.core.snapshot_mode import Plan, decide, normalize
 from cdc.core.source import SourceSettings
 from cdc.core.topics import sanitize_topic
 from cdc.sources.sqlserver import catalog, parallel
@@ -95,10 +100,10 @@ class SqlServerSource:
         self.config = config
         self.prefix: str = config.get("topic.prefix")
         self.databases: list[str] = config.get("database.names") or []
-        self.snapshot_mode: str = config.get("snapshot.mode")
-        if self.snapshot_mode not in SNAPSHOT_MODES:
-            raise ConfigError(f"snapshot.mode={self.snapshot_mode!r} is not supported by the SQL Server source",
-                              fix=f"use one of {', '.join(SNAPSHOT_MODES)}")
+        if config.get("snapshot.mode") not in SNAPSHOT_MODES:
+            raise ConfigError(f"snapshot.mode={config.get('snapshot.mode')!r} is not supported by the SQL Server "
+                              "source", fix=f"use one of {', '.join(SNAPSHOT_MODES)}")
+        self.snapshot_mode = normalize(config.get("snapshot.mode"))  # schema_only is no_data
         if not self.databases:
             raise ConfigError("database.names is required: the databases to capture", fix="set database.names=testDB")
         self.settings = ConnectionSettings.from_config(config)
@@ -216,7 +221,8 @@ class SqlServerSource:
         """The capture job's maximum LSN and every captured table's key chunks; the stream starts at
         that LSN. None when snapshot.mode takes no snapshot, or takes it resumably (the stream then
         reads it in chunks between watermarks), or stops after it: the stream decides."""
-        if self.snapshot_mode not in ("initial", "when_needed") or self.config.get("snapshot.resumable"):
+        decision = decide(self.snapshot_mode, None, log_reaches=False)
+        if decision.plan is not Plan.SNAPSHOT or decision.then_stop or self.config.get("snapshot.resumable"):
             return None
         conn = self._connect(self.databases[0])  # one database under Spark (check_replayable)
         try:
@@ -300,28 +306,37 @@ class SqlServerSource:
         return replacement
 
     def _start_database(self, database: str, stored: dict[str, Any] | None) -> Iterator[Batch]:
+        """What ``database`` does first, as core decides from snapshot.mode and its stored offset
+        (cdc.core.snapshot_mode): stream on from the offset, take a snapshot (again), or nothing."""
         conn = self._open(database)
+        instances = self._check_tables(conn)
+        gone = catalog.purged(conn, instances, Position.from_offset(stored).commit_lsn) if stored else None
+        decision = decide(self.snapshot_mode, stored, log_reaches=gone is None)
+        log.info("database %s: %s (%s)", database, decision.plan.value, decision.reason)
+        if decision.plan is Plan.NOTHING:
+            self._held[database] = stored or {}
+        elif decision.plan is Plan.STREAM:
+            assert stored is not None
+            self.streamer.add(self._resume(conn, stored, instances))
+        elif decision.plan in (Plan.SNAPSHOT, Plan.SCHEMA):
+            if gone is not None:
+                log.warning("%s; taking a new snapshot (%s)", gone.message, decision.reason)
+            yield from self._snapshot_database(conn, instances, with_data=decision.plan is Plan.SNAPSHOT,
+                                               then_stop=decision.then_stop)
+        elif decision.plan is Plan.LOG_GONE and gone is not None:
+            raise gone
+        else:  # LOG_START (never), RESUME_SNAPSHOT: a mode and an offset SQL Server has not
+            raise SourceError(f"database {database}: {decision.plan.value} ({decision.reason}) is not something the "
+                              "SQL Server source does", fix=f"set snapshot.mode to one of {', '.join(SNAPSHOT_MODES)}")
+
+    def _check_tables(self, conn: QueryLayer) -> list[CaptureInstance]:
+        """CDC on ``conn``'s database and its included tables, the signal table as it must be: the capture
+        instances of the included tables, the signal table's left out."""
         catalog.check_database(conn)
         instances = catalog.read_instances(conn, self._common.table_filter)
         catalog.require_instances(conn, instances, self._common.table_filter)
         self.signals.check_table(conn)
-        instances = [i for i in instances if not self.signals.is_signal_table(database, i)]
-        mode = self.snapshot_mode
-        if stored is not None:
-            if mode == "initial_only":
-                log.info("database %s: the snapshot was taken already (snapshot.mode=initial_only)", database)
-                self._held[database] = stored
-                return
-            position = Position.from_offset(stored)
-            purged: list[str] = []
-            catalog.check_position(conn, instances, position.commit_lsn,
-                                   purged.append if mode == "when_needed" else None)
-            if not purged:
-                self.streamer.add(self._resume(conn, stored, instances))
-                return
-            log.warning("%s; snapshot.mode=when_needed: taking a new snapshot", purged[0])
-        yield from self._snapshot_database(conn, instances, with_data=mode != "no_data",
-                                           then_stop=mode == "initial_only")
+        return [i for i in instances if not self.signals.is_signal_table(conn.database, i)]
 
     def _snapshot_database(self, conn: QueryLayer, instances: list[CaptureInstance], *, with_data: bool,
                            then_stop: bool) -> Iterator[Batch]:
