@@ -351,7 +351,8 @@ def test_snapshot_then_stream(caplog: pytest.LogCaptureFixture) -> None:
         (CUST, "r", {"id": 1001}), (CUST, "r", {"id": 1002}), (ORD, "r", {"id": 10001})]
     assert [e.value["source"]["snapshot"] for e in events[2:]] == ["first", "last_in_data_collection", "last"]
     assert all(e.value["source"]["commit_lsn"] == A for e in events)
-    assert offsets[:-2] == [None] * (len(offsets) - 2)  # nothing stored before the snapshot completes
+    # before the first row only the restart marker (cdc.core.snapshot_restart), then nothing until it completes
+    assert offsets[:-2] == [None, {"databases": {"testDB": {"snapshot_attempt": 1}}}] + [None] * (len(offsets) - 4)
     assert offsets[-1]["databases"]["testDB"]["commit_lsn"] == A
     snap = [sql for _, sql, _ in server.log
             if sql.startswith(("<isolation", "SET LOCK", "BEGIN", "COMMIT", "SELECT TOP"))

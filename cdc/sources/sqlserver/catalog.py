@@ -84,6 +84,17 @@ def max_lsn(conn: QueryLayer) -> Lsn:
     return Lsn.of(rows[0]["max_lsn"]) if rows else NULL
 
 
+def row_counts(conn: QueryLayer) -> dict[int, int]:
+    """The rows of each captured table (by its object id) as the server counts them, for the snapshot's
+    progress; {} when the server will not say (the progress then says the size is unknown)."""
+    try:
+        return {int(r["object_id"]): int(r["row_count"]) for r in conn.query(q.TABLE_ROW_COUNTS)
+                if r["row_count"] is not None}
+    except SourceError as exc:
+        log.info("no row counts for the snapshot's progress in database %s: %s", conn.database, exc.message)
+        return {}
+
+
 def min_lsn(conn: QueryLayer, instance: str) -> Lsn:
     rows = conn.query(q.MIN_LSN, (instance,))
     return Lsn.of(rows[0]["min_lsn"]) if rows else NULL

@@ -7,8 +7,12 @@
     3. read the maximum LSN: the point the stream starts after
     4. read the structure (capture instances, columns): CREATE schema change events
     5. release the locks (repeatable_read)
-    6. read every row as an ``op: r`` event (skipped for snapshot.mode=no_data)
-    7. the caller records the completed snapshot in the offset
+    6. store the restart marker (cdc.core.snapshot_restart): this database's offset says a snapshot
+       attempt is under way until the snapshot completes
+    7. read every row as an ``op: r`` event through core's runner (cdc.core.snapshot_runner: marks,
+       progress with the server's row counts, stop between batches; after an interrupted attempt a
+       truncate per table first); skipped for snapshot.mode=no_data
+    8. the caller records the completed snapshot in the offset
 
 Only ``snapshot`` and ``exclusive`` give a snapshot exactly consistent with the LSN of step 3;
 with the others a change committed during the snapshot may show in both the snapshot and the
@@ -18,6 +22,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
+from typing import Any
 
 from cdc.core.errors import SourceError
 from cdc.core.records import Batch, ChangeEvent
@@ -33,13 +39,24 @@ from cdc.sources.sqlserver.tables import CaptureInstance, TablePlan, TableState,
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class Restart:
+    """Step 6: the offset stored before the first row (the source's, this database's entry
+    ``{"snapshot_attempt": n}``), and whether an earlier attempt was interrupted (truncates first)."""
+
+    offset: dict[str, Any]
+    restarted: bool
+
+
 class Snapshot:
-    """Runs the steps; ``lsn`` and ``plans`` are set once the structure has been read."""
+    """Runs the steps; ``lsn`` and ``plans`` are set once the structure has been read. ``estimated_rows``
+    gives a table's size for the progress (None: unknown)."""
 
     def __init__(self, conn: QueryLayer, builder: EventBuilder, *, isolation: str, lock_timeout_ms: int,
                  fetch_size: int, with_data: bool, read_structure: Callable[[], list[CaptureInstance]],
                  make_state: Callable[[CaptureInstance], TableState], stopping: Callable[[], bool],
-                 progress: str = "auto") -> None:
+                 progress: str = "auto",
+                 estimated_rows: Callable[[CaptureInstance], int | None] = lambda instance: None) -> None:
         self.conn = conn
         self.builder = builder
         self.isolation = isolation
@@ -50,40 +67,29 @@ class Snapshot:
         self.make_state = make_state
         self.stopping = stopping
         self.progress = progress
+        self.estimated_rows = estimated_rows
         self.lsn: Lsn = NULL
         self.plans: dict[str, TablePlan] = {}
 
-    def run(self, tables: list[CaptureInstance]) -> Generator[Batch, None, None]:
+    def run(self, tables: list[CaptureInstance], restart: Restart | None = None) -> Generator[Batch, None, None]:
+        """The steps; ``restart``: the marker stored before the first row (None: none, as without rows)."""
         conn, mode = self.conn, self.isolation
         conn.set_isolation(mode)
         conn.execute(q.lock_timeout(self.lock_timeout_ms))
         conn.execute(q.BEGIN)
         try:
             if mode in ("exclusive", "repeatable_read"):
-                for table in sorted({(t.schema, t.table) for t in tables}):
-                    conn.query(q.lock_table(table[0], table[1], exclusive=mode == "exclusive"))
+                for schema, table in sorted({(t.schema, t.table) for t in tables}):
+                    conn.query(q.lock_table(schema, table, exclusive=mode == "exclusive"))
             self.lsn = catalog.max_lsn(conn)
             log.info("snapshot of database %s at LSN %s (%s)", conn.database, self.lsn, mode)
-            self.plans = plan_tables(self.read_structure(), self.lsn)
-            structure: list[ChangeEvent] = []
-            for name in sorted(self.plans):
-                plan = self.plans[name]
-                state = self.make_state(plan.current)
-                self.builder.register(plan.current, state)
-                event = self.builder.schema_event("CREATE", state, self.lsn, snapshot=True)
-                if event is not None:
-                    structure.append(event)
-                if plan.next is not None:
-                    self.builder.schedule_switch(self.make_state(plan.next))
+            structure = self._structure()
             if mode == "repeatable_read":
                 conn.execute(q.COMMIT)  # step 5: release the shared locks
                 conn.execute(q.BEGIN)
             yield Batch(structure)
             if self.with_data:
-                last = yield from read_tables([self._table(name) for name in sorted(self.plans)],
-                                              progress=self.progress, stopping=self.stopping)
-                if last is not None:
-                    yield Batch([last])
+                yield from self._rows(restart)
             conn.execute(q.COMMIT)
         except BaseException:
             try:
@@ -92,20 +98,51 @@ class Snapshot:
                 pass
             raise
 
-    def _table(self, name: str) -> SnapshotTable:
-        """One captured table of the snapshot: its rows in pages of fetch_size."""
+    def _structure(self) -> list[ChangeEvent]:
+        """Step 4: the capture instances in effect at the LSN, registered with the builder, as CREATE
+        schema change events (a newer instance is scheduled to take over at its start LSN)."""
+        self.plans = plan_tables(self.read_structure(), self.lsn)
+        structure: list[ChangeEvent] = []
+        for name in sorted(self.plans):
+            plan = self.plans[name]
+            state = self.make_state(plan.current)
+            self.builder.register(plan.current, state)
+            event = self.builder.schema_event("CREATE", state, self.lsn, snapshot=True)
+            if event is not None:
+                structure.append(event)
+            if plan.next is not None:
+                self.builder.schedule_switch(self.make_state(plan.next))
+        return structure
+
+    def _rows(self, restart: Restart | None) -> Iterator[Batch]:
+        """Steps 6 and 7."""
+        if restart is not None:
+            yield Batch([], restart.offset, commit_now=True)  # durable before any row goes out
+        restarted = restart is not None and restart.restarted
+        last = yield from read_tables([self._table(name, restarted) for name in sorted(self.plans)],
+                                      progress=self.progress, stopping=self.stopping, restarted=restarted)
+        if last is not None:
+            yield Batch([last])
+
+    def _table(self, name: str, restarted: bool) -> SnapshotTable:
+        """One captured table of the snapshot: its rows in pages of fetch_size (``restarted``: after an
+        interrupted attempt, with the truncate that starts it again)."""
         builder = self.builder
         state = builder.states[self.plans[name].current.name]
         instance = state.instance
         columns = [c.name for c in instance.columns]
 
+        def source(now: int) -> dict[str, Any]:
+            return source_block(builder.prefix, builder.database, instance.schema, instance.table, ts_ns=now,
+                                snapshot="true", commit_lsn=self.lsn)
+
         def batches() -> Iterator[RowBatch]:
             for rows in self.conn.batches(q.select_rows(instance.schema, instance.table, columns), (),
                                           self.fetch_size):
                 now = builder.clock()
-                shared = source_block(builder.prefix, builder.database, instance.schema, instance.table, ts_ns=now,
-                                      snapshot="true", commit_lsn=self.lsn)
-                yield RowBatch([state.row(values) for values in rows], shared, (self.lsn.as_int(), 0),
+                yield RowBatch([state.row(values) for values in rows], source(now), (self.lsn.as_int(), 0),
                                (now // 1_000_000, now // 1000, now))
 
-        return SnapshotTable(state.envelope, batches)
+        return SnapshotTable(state.envelope, batches, estimated_rows=lambda: self.estimated_rows(instance),
+                             restart_source=source(builder.clock()) if restarted else {},
+                             restart_position=(self.lsn.as_int(), 0))

@@ -35,6 +35,7 @@ from cdc.core.records import Batch, ChangeEvent
 from cdc.core.retry import RetryPolicy
 from cdc.core.schema_change import SchemaChangeEvents
 from cdc.core.snapshot_mode import Plan, decide, normalize
+from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt
 from cdc.core.source import SourceSettings
 from cdc.core.topics import sanitize_topic
 from cdc.sources.sqlserver import catalog, parallel
@@ -44,7 +45,7 @@ from cdc.sources.sqlserver.connection import ConnectionSettings, OdbcConnection,
 from cdc.sources.sqlserver.events import EventBuilder
 from cdc.sources.sqlserver.queries import AGENT_STATUS
 from cdc.sources.sqlserver.signals import SqlServerSignals
-from cdc.sources.sqlserver.snapshot import Snapshot
+from cdc.sources.sqlserver.snapshot import Restart, Snapshot
 from cdc.sources.sqlserver.source_info import SOURCE_SCHEMA
 from cdc.sources.sqlserver.stream import DatabaseStream, Streamer, StreamSettings
 from cdc.sources.sqlserver.tables import CaptureInstance, TableState
@@ -76,8 +77,8 @@ class SqlServerSource:
         before it. Every offset lies between two changes (a poll hands over whole changes), so any
         can end a micro-batch. None with several databases: their LSNs do not compare."""
         databases = offset.get("databases") or ({"": offset} if "commit_lsn" in offset else {})
-        if len(databases) != 1:
-            return None
+        if len(databases) != 1 or "commit_lsn" not in next(iter(databases.values())):
+            return None  # nor inside a snapshot, whose restart marker is no position
         position = Position.from_offset(next(iter(databases.values())))
         commit = position.commit_lsn.as_int()
         if position.change_lsn is None:  # every change of commit_lsn was delivered
@@ -115,7 +116,8 @@ class SqlServerSource:
                                if config.get("include.schema.changes") else None)
         self._conns: list[QueryLayer] = []
         self._stopping = False
-        self._held: dict[str, dict[str, Any]] = {}  # databases not streaming: initial_only, snapshot taken
+        # databases not streaming: initial_only, snapshot taken; in a snapshot, its restart marker
+        self._held: dict[str, dict[str, Any]] = {}
         self._last_offset: dict[str, Any] = {}  # of the last batch handed out: what a reconnect restores
         self.signals = SqlServerSignals(config, self.databases, prefix=self.prefix, clock=self.clock,
                                         streams=lambda: self.streamer.streams, connect=self.connect_to,
@@ -148,6 +150,8 @@ class SqlServerSource:
 
     def stream(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
         stored = self._stored(offset)
+        self.streamer.streams.clear()  # a restarted run (the engine's, after close) starts from ``offset`` alone
+        self._held.clear()
         self.signals.restore(offset or {})
         self._last_offset = dict(offset or {})
         for batch in self._run(stored):
@@ -310,6 +314,12 @@ class SqlServerSource:
         (cdc.core.snapshot_mode): stream on from the offset, take a snapshot (again), or nothing."""
         conn = self._open(database)
         instances = self._check_tables(conn)
+        attempt = interrupted_attempt(stored)
+        if attempt:
+            log.warning("database %s: the snapshot of an earlier run was interrupted: taking it again (each table "
+                        "starts with a truncate event, so consumers drop what they applied of the first attempt)",
+                        database)
+            stored = None
         gone = catalog.purged(conn, instances, Position.from_offset(stored).commit_lsn) if stored else None
         decision = decide(self.snapshot_mode, stored, log_reaches=gone is None)
         log.info("database %s: %s (%s)", database, decision.plan.value, decision.reason)
@@ -322,7 +332,7 @@ class SqlServerSource:
             if gone is not None:
                 log.warning("%s; taking a new snapshot (%s)", gone.message, decision.reason)
             yield from self._snapshot_database(conn, instances, with_data=decision.plan is Plan.SNAPSHOT,
-                                               then_stop=decision.then_stop)
+                                               then_stop=decision.then_stop, attempt=attempt)
         elif decision.plan is Plan.LOG_GONE and gone is not None:
             raise gone
         else:  # LOG_START (never), RESUME_SNAPSHOT: a mode and an offset SQL Server has not
@@ -339,28 +349,26 @@ class SqlServerSource:
         return [i for i in instances if not self.signals.is_signal_table(conn.database, i)]
 
     def _snapshot_database(self, conn: QueryLayer, instances: list[CaptureInstance], *, with_data: bool,
-                           then_stop: bool) -> Iterator[Batch]:
+                           then_stop: bool, attempt: int) -> Iterator[Batch]:
         """The snapshot (snapshot.py), then the database's stream from its LSN (or, initial_only, its offset
-        held). snapshot.resumable: the rows come in chunks while streaming, the queue in the first offset."""
+        held). Before its first row this database's offset is the restart marker of attempt ``attempt`` + 1
+        (cdc.core.snapshot_restart). snapshot.resumable: the rows come in chunks while streaming instead,
+        the queue in the first offset."""
         database = conn.database
-        resumable = with_data and not then_stop and self.config.get("snapshot.resumable")
-        chunked = resumable and self.signals.reads_watermarks(database)
-        if resumable and not chunked:
-            log.warning("snapshot.resumable needs the signal table (signal.data.collection, channel 'source') in "
-                        "database %s for the watermarks of its chunks: taking the classic snapshot", database)
+        chunked = self._chunked(database, with_data and not then_stop)
+        rows = with_data and not chunked
+        restart = None
+        if rows:
+            self._held[database] = attempt_offset(attempt)
+            restart = Restart(self._offset(), restarted=attempt > 0)
         builder = self._builder(database)
         snap_conn = self._open(database)
-        table_filter = self._common.table_filter
-        snapshot = Snapshot(snap_conn, builder, isolation=self.config.get("snapshot.isolation.mode"),
-                            lock_timeout_ms=self.config.get("snapshot.lock.timeout.ms"),
-                            fetch_size=self.config.get("snapshot.fetch.size"), with_data=with_data and not chunked,
-                            read_structure=lambda: [i for i in catalog.read_instances(snap_conn, table_filter)
-                                                    if not self.signals.is_signal_table(database, i)],
-                            make_state=self._state, stopping=lambda: self._stopping,
-                            progress=self.config.get("snapshot.progress"))
-        yield from snapshot.run(instances)  # no offset until the snapshot is complete
+        snapshot = self._snapshotter(snap_conn, builder, with_data=rows,
+                                     row_counts=catalog.row_counts(conn) if rows else {})
+        yield from snapshot.run(instances, restart)  # no other offset until the snapshot is complete
         snap_conn.close()
         self._conns.remove(snap_conn)
+        self._held.pop(database, None)
         stream = DatabaseStream(conn, builder, self._stream_settings(), Position(snapshot.lsn), self._state)
         self.signals.wire(stream)
         stream.start([plan.current for plan in snapshot.plans.values()]
@@ -372,3 +380,25 @@ class SqlServerSource:
             if chunked:
                 self.signals.queue_initial_snapshot(database)
         yield Batch([], self._offset())
+
+    def _chunked(self, database: str, resumable: bool) -> bool:
+        """Whether snapshot.resumable reads the rows in chunks between watermarks while streaming."""
+        if not resumable or not self.config.get("snapshot.resumable"):
+            return False
+        if not self.signals.reads_watermarks(database):
+            log.warning("snapshot.resumable needs the signal table (signal.data.collection, channel 'source') in "
+                        "database %s for the watermarks of its chunks: taking the classic snapshot", database)
+            return False
+        return True
+
+    def _snapshotter(self, conn: QueryLayer, builder: EventBuilder, *, with_data: bool,
+                     row_counts: dict[int, int]) -> Snapshot:
+        config, database, table_filter = self.config, conn.database, self._common.table_filter
+        return Snapshot(conn, builder, isolation=config.get("snapshot.isolation.mode"),
+                        lock_timeout_ms=config.get("snapshot.lock.timeout.ms"),
+                        fetch_size=config.get("snapshot.fetch.size"), with_data=with_data,
+                        read_structure=lambda: [i for i in catalog.read_instances(conn, table_filter)
+                                                if not self.signals.is_signal_table(database, i)],
+                        make_state=self._state, stopping=lambda: self._stopping,
+                        progress=config.get("snapshot.progress"),
+                        estimated_rows=lambda instance: row_counts.get(instance.source_object_id))
