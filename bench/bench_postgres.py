@@ -63,6 +63,7 @@ def run_ours(props: dict[str, str], out: Path, target: int, mode: str, profile: 
              slot: str = "bench_cdc", native: bool = True) -> float:
     config = Config({**{k: v for k, v in props.items() if k != "dsn"}, "topic.prefix": "bench",
                      "snapshot.mode": mode, "slot.name": slot, "publication.name": "bench_pub",
+                     "slot.takeover": "true",  # the slot is made before the load, so no offset names it ours
                      "sink.files.directory": str(out), "tombstones.on.delete": "false",
                      "snapshot.progress": "off"}).declare(CORE_OPTIONS)
     source = PostgresSource(config)
