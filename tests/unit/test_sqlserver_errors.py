@@ -47,7 +47,8 @@ def test_driver_manager_missing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_default_connection_on_this_machine_explains_what_is_missing() -> None:
-    source = SqlServerSource(Config({"topic.prefix": "s", "database.names": "testDB", "database.port": "1"}))
+    source = SqlServerSource(Config({"topic.prefix": "s", "database.names": "testDB", "database.port": "1",
+                                     "errors.max.retries": "0"}))  # an unreachable server: no retries
     with pytest.raises(SourceError) as info:
         next(source.stream(None))
     text = str(info.value)
@@ -295,3 +296,74 @@ def test_transient_failure_reconnects_and_repeats_nothing(caplog: pytest.LogCapt
     assert [summary(e) for e in events] == [summary(e) for e in reference]
     assert "Communication link failure); retrying in" in caplog.text
     assert server.connections[0].closed
+
+
+def _failing_connect(server: Any, failures: list[Exception]) -> Any:
+    """``server.connect`` raising the given errors first, one per attempt."""
+    original = server.connect
+
+    def connect(database: str) -> Any:
+        if failures:
+            raise failures.pop(0)
+        return original(database)
+    return connect
+
+
+def test_connecting_at_start_is_retried_under_the_policy(caplog: pytest.LogCaptureFixture) -> None:
+    source, server = make_source(customers_and_orders(), **{"errors.max.retries": "3"})
+    unreachable = "connecting to SQL Server: the server cannot be reached: 08001 TCP Provider: timeout"
+    source._connect = _failing_connect(server, [RetriableSourceError(unreachable), RetriableSourceError(unreachable)])
+    with caplog.at_level(logging.WARNING):
+        events, _ = run(source, BEFORE_A)
+    assert summary(events[0])[1:3] == ("c", {"id": 1005})
+    assert caplog.text.count("connecting to SQL Server database 'testDB' failed") == 2
+    assert "(attempt 2 of 3)" in caplog.text
+
+
+def test_a_refused_login_is_not_retried() -> None:
+    source, server = make_source(customers_and_orders())
+    failures: list[Exception] = [SourceError("connecting: login failed: 28000", fix="check database.user")]
+    source._connect = _failing_connect(server, failures)
+    with pytest.raises(SourceError, match="login failed"):
+        run(source, BEFORE_A)
+    assert server.connections == []
+
+
+def test_connecting_gives_up_after_errors_max_retries() -> None:
+    source, server = make_source(customers_and_orders(), **{"errors.max.retries": "2"})
+    source._connect = _failing_connect(server, [RetriableSourceError("the server cannot be reached")] * 3)
+    with pytest.raises(SourceError, match="gave up connecting to SQL Server database 'testDB' after 3 attempts"):
+        run(source, BEFORE_A)
+
+
+def test_a_reconnect_that_fails_too_is_retried_and_repeats_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    """The stream's connection breaks mid-window, the first reconnect finds the server still down: the
+    policy tries again, and the stream goes on after the last batch it handed out."""
+    db = customers_and_orders()
+    source, server = make_source(db, **{"provide.transaction.metadata": "true", "max.batch.size": "3"})
+    original = server.connect
+    state = {"broken": 1, "down": 0}
+
+    def connect(database: str) -> Any:
+        if state["down"]:
+            state["down"] -= 1
+            raise RetriableSourceError("connecting: the server cannot be reached: 08001")
+        conn = original(database)
+        batches = conn.batches
+
+        def flaky(sql: str, params: Any = (), size: int = 1000) -> Any:
+            if "dbo_orders_CT" in sql and state["broken"]:
+                state["broken"], state["down"] = 0, 1  # the link drops, and the server is away a moment
+                raise RetriableSourceError("reading: the server cannot be reached: 08S01 Communication link failure")
+            return batches(sql, params, size)
+
+        conn.batches = flaky  # type: ignore[method-assign]
+        return conn
+
+    source._connect = connect
+    with caplog.at_level(logging.WARNING):
+        events, _ = run(source, BEFORE_A)
+    reference, _ = run(make_source(customers_and_orders(), **{"provide.transaction.metadata": "true"})[0], BEFORE_A)
+    assert [summary(e) for e in events] == [summary(e) for e in reference]
+    assert "polling the change tables of testDB failed" in caplog.text
+    assert "connecting to SQL Server database 'testDB' failed" in caplog.text

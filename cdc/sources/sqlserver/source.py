@@ -120,10 +120,11 @@ class SqlServerSource:
         self._held: dict[str, dict[str, Any]] = {}
         self._last_offset: dict[str, Any] = {}  # of the last batch handed out: what a reconnect restores
         self.signals = SqlServerSignals(config, self.databases, prefix=self.prefix, clock=self.clock,
-                                        streams=lambda: self.streamer.streams, connect=self.connect_to,
+                                        streams=lambda: self.streamer.streams, connect=self._reach,
                                         offset=self._offset)
-        retry = RetryPolicy(self.settings.max_retries, self.settings.retry_wait_s, sleep=sleep or time.sleep)
-        self.streamer = Streamer(policy=retry, reconnect=self._reconnect, between_polls=self.signals.between_polls,
+        # every (re)connect and the streamer's resumed polls (cdc.core.retry)
+        self.retry = RetryPolicy(self.settings.max_retries, self.settings.retry_wait_s, sleep=sleep or time.sleep)
+        self.streamer = Streamer(policy=self.retry, reconnect=self._reconnect, between_polls=self.signals.between_polls,
                                  offset=self._offset, stopping=lambda: self._stopping, clock=self.clock,
                                  sleep=sleep or time.sleep, poll_s=config.get("poll.interval.ms") / 1000,
                                  end_idle_s=config.get("transaction.end.idle.ms") / 1000,
@@ -207,7 +208,7 @@ class SqlServerSource:
         return self._state(matching[-1]).envelope.row_schema
 
     def _instances(self, database: str) -> list[CaptureInstance]:
-        conn = self._connect(database)
+        conn = self._reach(database)
         try:
             return self._captured_instances(conn)
         finally:
@@ -228,7 +229,7 @@ class SqlServerSource:
         decision = decide(self.snapshot_mode, None, log_reaches=False)
         if decision.plan is not Plan.SNAPSHOT or decision.then_stop or self.config.get("snapshot.resumable"):
             return None
-        conn = self._connect(self.databases[0])  # one database under Spark (check_replayable)
+        conn = self._reach(self.databases[0])  # one database under Spark (check_replayable)
         try:
             instances = self._captured_instances(conn)
             catalog.require_instances(conn, instances, self._common.table_filter)
@@ -263,8 +264,15 @@ class SqlServerSource:
             return {self.databases[0]: offset}
         raise SourceError("the stored offset is not a SQL Server offset", fix="delete it to start over")
 
+    def _reach(self, database: str) -> QueryLayer:
+        """A new connection to ``database`` under the retry policy: a server restarting or out of reach is
+        tried again, a refused login is not (connection.translate says which)."""
+        return self.retry.call(f"connecting to SQL Server database {database!r}", lambda: self._connect(database),
+                               lambda: self._stopping)
+
     def _open(self, database: str) -> QueryLayer:
-        conn = self._connect(database)
+        """A connection of the running source (closed by close())."""
+        conn = self._reach(database)
         self._conns.append(conn)
         return conn
 
