@@ -13,6 +13,9 @@ from typing import Any
 import psycopg
 from psycopg import pq, sql
 
+from cdc.core.errors import RetriableSourceError
+from cdc.sources.postgres.connection import translate
+
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 
@@ -49,7 +52,23 @@ def copy_rows(conn: psycopg.Connection, schema: str, table: str, columns: Sequen
 
 def copy_select(conn: psycopg.Connection, select: sql.Composable, label: str,
                 batch_rows: int = 10_000, raw: bool = False) -> Iterator[list[Any]]:
-    """Rows of any SELECT, through COPY, as :func:`copy_rows` gives them; ``label`` names it in errors."""
+    """Rows of any SELECT, through COPY, as :func:`copy_rows` gives them; ``label`` names it in errors.
+    A connection lost on the way (a backend terminated, a server restarting) is a retriable error; the
+    server's refusals stay psycopg's errors, for the caller to name."""
+    try:
+        yield from _copy_select(conn, select, label, batch_rows, raw)
+    except psycopg.OperationalError as exc:
+        error = translate(exc)
+        if not error.retriable:
+            raise
+        raise RetriableSourceError(
+            f"the connection was lost while reading {label}: {str(exc).strip()}",
+            fix="nothing to do if it comes back: the source starts again under the retry policy "
+                "(errors.max.retries); else check the server and its log") from None
+
+
+def _copy_select(conn: psycopg.Connection, select: sql.Composable, label: str,
+                 batch_rows: int, raw: bool) -> Iterator[list[Any]]:
     query = sql.SQL("COPY ({}) TO STDOUT").format(select).as_bytes(conn)
     pgconn = conn.pgconn
     pgconn.send_query(query)
