@@ -123,11 +123,21 @@ def release_global_lock(conn: pymysql.connections.Connection, point: SnapshotPoi
 
 
 def finish(conn: pymysql.connections.Connection, point: SnapshotPoint) -> None:
-    with conn.cursor() as cur:
-        if point.table_locks:
-            cur.execute("UNLOCK TABLES")
-        else:
-            cur.execute("COMMIT")
+    try:
+        with conn.cursor() as cur:
+            if point.table_locks:
+                cur.execute("UNLOCK TABLES")
+            else:
+                cur.execute("COMMIT")
+    except (pymysql.MySQLError, OSError) as exc:
+        if not is_connection_lost(exc):
+            raise
+        # The rows were read (a small table's are in the socket before cdc turns them into events): the
+        # snapshot ends without its COMMIT, which only a lost connection can refuse. Retried as any other loss.
+        raise RetriableSourceError(
+            f"the connection was lost at the end of the snapshot: {exc.args[-1]}",
+            fix="check the server; on the next start the snapshot is taken again (each table starts with a "
+                "truncate event, so consumers drop what they applied of this attempt)") from None
 
 
 _COUNT_LIMIT = 100_000
