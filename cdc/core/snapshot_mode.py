@@ -14,6 +14,7 @@ Server: an LSN). Nothing here touches a server, so every combination is unit-tes
 | none                         | never                                  | LOG_START (the oldest log)    |
 | inside a resumable snapshot  | any but always; the log reaches it     | RESUME_SNAPSHOT               |
 | after an initial_only run    | initial_only                           | NOTHING                       |
+| any other                    | initial_only                           | NOTHING (it never streams)    |
 | after an initial_only run    | initial, when_needed, always           | SNAPSHOT (as with none)       |
 | any                          | always                                 | SNAPSHOT                      |
 | the log no longer reaches it | when_needed                            | SNAPSHOT                      |
@@ -62,7 +63,7 @@ def decide(mode: str, offset: dict[str, Any] | None, *, log_reaches: bool) -> De
     final = mode == "initial_only"
     if offset is not None and offset.get("snapshot_progress") is not None:
         if log_reaches and mode != "always":
-            return Decision(Plan.RESUME_SNAPSHOT, "the stored offset is inside a resumable snapshot")
+            return Decision(Plan.RESUME_SNAPSHOT, "the stored offset is inside a resumable snapshot", then_stop=final)
         offset = None  # its log is gone (or always): the snapshot starts over
     if offset is not None and offset.get("snapshot_only"):
         if final:
@@ -77,6 +78,9 @@ def decide(mode: str, offset: dict[str, Any] | None, *, log_reaches: bool) -> De
         if mode == "never":
             return Decision(Plan.LOG_START, "no stored offset (snapshot.mode=never): from the oldest log")
         raise ValueError(f"unknown snapshot.mode {mode!r}")
+    if final:  # as Debezium's initial_only snapshotter: a snapshot when there is no offset, never a stream
+        return Decision(Plan.NOTHING, "an offset is stored, and snapshot.mode=initial_only only takes a snapshot "
+                                      "when there is none; it never streams")
     if mode == "always":
         return Decision(Plan.SNAPSHOT, "snapshot.mode=always")
     if not log_reaches:

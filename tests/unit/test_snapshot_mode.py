@@ -27,6 +27,9 @@ IN_PROGRESS = {"lsn": 100, "snapshot_progress": {"tables": ["public.t"], "last_k
     ("when_needed", OFFSET, False, Plan.SNAPSHOT, False),
     ("when_needed", OFFSET, True, Plan.STREAM, False),
     ("initial_only", DONE_ONLY, True, Plan.NOTHING, False),
+    ("initial_only", OFFSET, True, Plan.NOTHING, False),  # Debezium's initial_only never streams
+    ("initial_only", OFFSET, False, Plan.NOTHING, False),
+    ("initial_only", IN_PROGRESS, True, Plan.RESUME_SNAPSHOT, True),  # finishes the snapshot it began, then stops
     ("initial", DONE_ONLY, False, Plan.SNAPSHOT, False),
     ("no_data", DONE_ONLY, True, Plan.STREAM, False),
     ("initial", IN_PROGRESS, True, Plan.RESUME_SNAPSHOT, False),
