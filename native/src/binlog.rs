@@ -45,6 +45,9 @@ struct Column {
     output: Option<(Kind, Vec<u8>, Vec<u8>)>, // kind, `{"name":` / `,"name":`, missing value's JSON
 }
 
+/// Where a column's value lies in the event's data: `start..end`, or None for NULL.
+type Span = Option<(usize, usize)>;
+
 struct KeyColumn {
     column: usize,
     name: Py<PyString>,
@@ -57,7 +60,7 @@ pub struct BinlogRowCodec {
 }
 
 fn fraction_size(fsp: usize) -> usize {
-    (fsp + 1) / 2
+    fsp.div_ceil(2)
 }
 
 fn parse_kind(text: &str, layout: Layout) -> PyResult<Kind> {
@@ -210,13 +213,35 @@ fn write_value(out: &mut Vec<u8>, kind: Kind, value: &[u8]) -> PyResult<bool> {
 
 impl BinlogRowCodec {
     /// One image at `at`: its JSON and key, and where the next image starts.
-    fn image<'py>(&self, py: Python<'py>, data: &[u8], mut at: usize)
+    fn image<'py>(&self, py: Python<'py>, data: &[u8], at: usize)
                   -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyAny>, usize)> {
-        let count = self.columns.len();
-        let nulls = data.get(at..at + (count + 7) / 8).ok_or_else(|| fallback("a truncated image"))?;
-        at += (count + 7) / 8;
         let mut out: Vec<u8> = Vec::with_capacity(128);
-        let mut spans: Vec<Option<(usize, usize)>> = Vec::with_capacity(count);
+        let (spans, at) = self.image_json(data, at, &mut out)?;
+        let key = PyDict::new(py);
+        for k in &self.keys {
+            let column = &self.columns[k.column];
+            let value: Bound<'py, PyAny> = match (spans[k.column], column.output.as_ref().map(|o| o.0)) {
+                (None, _) => py.None().into_bound(py),
+                (Some((start, end)), Some(Kind::Int { size, unsigned })) => {
+                    int_value(&data[start..end], size, unsigned)?.into_pyobject(py)?.into_any()
+                }
+                (Some((start, end)), Some(Kind::Text)) => PyString::new(
+                    py, std::str::from_utf8(&data[start..end]).map_err(|_| fallback("text that is not UTF-8"))?,
+                ).into_any(),
+                _ => return Err(fallback("a key column of another kind")),
+            };
+            key.set_item(k.name.bind(py), value)?;
+        }
+        Ok((PyBytes::new(py, &out), key.into_any(), at))
+    }
+
+    /// One image at `at`: the row struct's JSON into `out`, where each column's value lies in
+    /// `data` (None: NULL), and where the next image starts.
+    fn image_json(&self, data: &[u8], mut at: usize, out: &mut Vec<u8>) -> PyResult<(Vec<Span>, usize)> {
+        let count = self.columns.len();
+        let nulls = data.get(at..at + count.div_ceil(8)).ok_or_else(|| fallback("a truncated image"))?;
+        at += count.div_ceil(8);
+        let mut spans: Vec<Span> = Vec::with_capacity(count);
         for (i, column) in self.columns.iter().enumerate() {
             let span = if nulls[i >> 3] >> (i & 7) & 1 == 1 {
                 None
@@ -241,7 +266,7 @@ impl BinlogRowCodec {
                     None => false,
                     Some((start, end)) => {
                         let mark = out.len();
-                        let done = write_value(&mut out, *kind, &data[start..end])?;
+                        let done = write_value(out, *kind, &data[start..end])?;
                         if !done {
                             out.truncate(mark);
                         }
@@ -257,22 +282,7 @@ impl BinlogRowCodec {
             out.push(b'{');
         }
         out.push(b'}');
-        let key = PyDict::new(py);
-        for k in &self.keys {
-            let column = &self.columns[k.column];
-            let value: Bound<'py, PyAny> = match (spans[k.column], column.output.as_ref().map(|o| o.0)) {
-                (None, _) => py.None().into_bound(py),
-                (Some((start, end)), Some(Kind::Int { size, unsigned })) => {
-                    int_value(&data[start..end], size, unsigned)?.into_pyobject(py)?.into_any()
-                }
-                (Some((start, end)), Some(Kind::Text)) => PyString::new(
-                    py, std::str::from_utf8(&data[start..end]).map_err(|_| fallback("text that is not UTF-8"))?,
-                ).into_any(),
-                _ => return Err(fallback("a key column of another kind")),
-            };
-            key.set_item(k.name.bind(py), value)?;
-        }
-        Ok((PyBytes::new(py, &out), key.into_any(), at))
+        Ok((spans, at))
     }
 }
 
@@ -325,6 +335,9 @@ impl BinlogRowCodec {
         if !all(present) || present_after.is_some_and(|p| !all(p)) {
             return Err(fallback("columns left out of the image"));
         }
+        if self.columns.is_empty() && !data.is_empty() {
+            return Err(fallback("images of a table without columns")); // they take no bytes: no end below
+        }
         let images = PyList::empty(py);
         let mut at = 0;
         while at < data.len() {
@@ -341,5 +354,229 @@ impl BinlogRowCodec {
             return Err(fallback("images past the event's end"));
         }
         Ok(images)
+    }
+}
+
+/// The binlog codec's pure parts, without a Python interpreter: each kind against the JSON the
+/// Python path writes from `rows.read_image`'s values (cdc/sources/mysql/rows.py and types.py, then
+/// orjson), which for the values of Debezium's recorded output
+/// (tests/fixtures/reference/debezium/mariadb-types.jsonl, marked "Debezium") are its values too;
+/// the storage formats' helpers; an image's null bitmap and layouts.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(text: &str) -> Vec<u8> {
+        (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
+    }
+
+    /// What `write_value` writes: Some(JSON), None for Python's None (the column's missing value),
+    /// Err for an image for the Python path.
+    fn json_of(kind: Kind, value: &[u8]) -> Result<Option<String>, ()> {
+        let mut out = Vec::new();
+        match write_value(&mut out, kind, value) {
+            Ok(true) => Ok(Some(String::from_utf8(out).unwrap())),
+            Ok(false) => Ok(None),
+            Err(_) => Err(()),
+        }
+    }
+
+    fn check(kind: Kind, cases: &[(&str, Option<&str>)]) {
+        for &(bytes, expected) in cases {
+            assert_eq!(json_of(kind, &hex(bytes)), Ok(expected.map(String::from)), "{kind:?} of {bytes}");
+        }
+    }
+
+    #[test]
+    fn kinds_and_the_layouts_they_fit() {
+        let fits = [
+            ("int:s", Layout::Fixed(4), Kind::Int { size: 4, unsigned: false }),
+            ("int:u", Layout::Fixed(1), Kind::Int { size: 1, unsigned: true }),
+            ("int24:u", Layout::Fixed(3), Kind::Int { size: 3, unsigned: true }),
+            ("int:s", Layout::Fixed(8), Kind::Int { size: 8, unsigned: false }),
+            ("bool", Layout::Fixed(1), Kind::Bool),
+            ("text", Layout::Prefixed(2), Kind::Text),
+            ("decimal:10:2", Layout::Fixed(5), Kind::Decimal { precision: 10, scale: 2 }),
+            ("decimal:38:0", Layout::Fixed(17), Kind::Decimal { precision: 38, scale: 0 }),
+            ("date", Layout::Fixed(3), Kind::Date),
+            ("datetime2:6:us", Layout::Fixed(8), Kind::Datetime2 { fsp: 6, millis: false }),
+            ("datetime2:0:ms", Layout::Fixed(5), Kind::Datetime2 { fsp: 0, millis: true }),
+            ("timestamp2:3:3", Layout::Fixed(6), Kind::Timestamp2 { fsp: 3, digits: 3 }),
+            ("timestamp2:6:0", Layout::Fixed(7), Kind::Timestamp2 { fsp: 6, digits: 0 }),
+        ];
+        for (text, layout, kind) in fits {
+            assert_eq!(parse_kind(text, layout).ok(), Some(kind), "{text} {layout:?}");
+        }
+        let misfits = [
+            ("int:s", Layout::Fixed(5)), ("int:s", Layout::Prefixed(1)), ("bool", Layout::Fixed(2)),
+            ("text", Layout::Fixed(2)), ("decimal:10:2", Layout::Fixed(4)), ("decimal:10", Layout::Fixed(5)),
+            ("decimal:39:0", Layout::Fixed(18)), ("decimal:2:3", Layout::Fixed(2)), ("date", Layout::Fixed(4)),
+            ("datetime2:6:us", Layout::Fixed(7)), ("datetime2:7:us", Layout::Fixed(9)),
+            ("timestamp2:3:3", Layout::Fixed(5)), ("timestamp2:x:3", Layout::Fixed(4)), ("year", Layout::Fixed(1)),
+            ("", Layout::Fixed(1)),
+        ];
+        for (text, layout) in misfits {
+            assert!(parse_kind(text, layout).is_err(), "{text} {layout:?} taken");
+        }
+    }
+
+    #[test]
+    fn storage_sizes() {
+        assert_eq!((0..=6).map(fraction_size).collect::<Vec<_>>(), [0, 1, 1, 2, 2, 3, 3]);
+        for (precision, scale, size) in [(10, 2, 5), (27, 9, 12), (38, 0, 17), (5, 1, 3), (9, 9, 4), (1, 0, 1)] {
+            assert_eq!(decimal_size(precision, scale), size, "decimal({precision},{scale})");
+        }
+        assert_eq!((be(&[1, 2, 3]), le(&[1, 2, 3]), be(&[]), le(&[0xff; 8])), (0x010203, 0x030201, 0, u64::MAX));
+    }
+
+    #[test]
+    fn integers_of_each_size_and_signedness() {
+        for (bytes, size, unsigned, value) in [
+            ("ff", 1, false, -1), ("ff", 1, true, 255), ("7f", 1, false, 127),
+            ("ff7f", 2, false, 32767), ("0080", 2, false, -32768), ("ffff", 2, true, 65535),
+            ("ffffff", 3, false, -1), ("ffffff", 3, true, 16_777_215), ("000080", 3, false, -8_388_608),
+            ("ffffff7f", 4, false, 2_147_483_647), ("00000080", 4, false, -2_147_483_648),   // Debezium
+            ("ffffffff", 4, true, 4_294_967_295),
+            ("ffffffffffffffff", 8, false, -1), ("ffffffffffffff7f", 8, false, i64::MAX),
+        ] {
+            assert_eq!(int_value(&hex(bytes), size, unsigned).ok(), Some(value), "{bytes} {size} {unsigned}");
+            let expected = value.to_string();
+            check(Kind::Int { size, unsigned }, &[(bytes, Some(expected.as_str()))]);
+        }
+        // BIGINT UNSIGNED: Debezium's modes for it differ, Python decides
+        assert!(int_value(&hex("ffffffffffffffff"), 8, true).is_err());
+    }
+
+    #[test]
+    fn booleans_and_text() {
+        check(Kind::Bool, &[("01", Some("true")), ("00", Some("false")), ("02", Some("true"))]);
+        let quoted = "héllo \"quoted\"".bytes().map(|b| format!("{b:02x}")).collect::<String>();
+        check(Kind::Text, &[(&quoted, Some(r#""héllo \"quoted\"""#)), ("", Some(r#""""#)),   // Debezium
+                            ("0a09", Some(r#""\n\t""#))]);
+        assert_eq!(json_of(Kind::Text, b"\xc3"), Err(()), "text that is not UTF-8 is for Python");
+    }
+
+    #[test]
+    fn decimals_as_connects_decimal() {
+        let decimal = |precision, scale| Kind::Decimal { precision, scale };
+        check(decimal(10, 2), &[
+            ("80bc614e5a", Some(r#""SZYC0g==""#)), ("7ffffffffe", Some(r#""/w==""#)),   // Debezium
+            ("8000000132", Some(r#""AJY=""#)),                                        // Debezium (1.50)
+            ("8000000000", Some(r#""AA==""#)), ("7f439eb1a5", Some(r#""tmn9Lg==""#)),
+        ]);
+        check(decimal(27, 9), &[("875bcd1500bc614e075bcd15", Some(r#""Zh798Vjyp/5DWRU=""#))]);
+        check(decimal(38, 0), &[   // 10^38 - 1 and its negative: past Python's 28-digit Decimal context
+            ("e33b9ac9ff3b9ac9ff3b9ac9ff3b9ac9ff", Some(r#""SztMqFqGxHoJiiI//////w==""#)),
+            ("1cc4653600c4653600c4653600c4653600", Some(r#""tMSzV6V5O4X2dd3AAAAAAQ==""#)),
+        ]);
+        check(decimal(5, 1), &[("800105", Some(r#""Dw==""#))]);
+        assert_eq!(decimal_unscaled(&hex("80bc614e5a"), 10, 2), Some(1_234_567_890));
+        assert_eq!(decimal_unscaled(&hex("7ffffffffe"), 10, 2), Some(-1));
+    }
+
+    #[test]
+    fn dates_as_epoch_days_and_zero_dates_missing() {
+        check(Kind::Date, &[
+            ("5dd00f", Some("19782")), ("21d007", Some("-354285")),   // Debezium: 2024-02-29, 1000-01-01
+            ("9f1f4e", Some("2932896")),                              // 9999-12-31
+            ("000000", None), ("0ad00f", None), ("5dce0f", None),     // 0000-00-00, 2024-00-10, 2023-02-29
+        ]);
+        assert_eq!(civil_micros(2024, 2, 29, 13, 45, 30, 123_456), Some(1_709_214_330_123_456));
+        assert_eq!([civil_micros(0, 1, 1, 0, 0, 0, 0), civil_micros(2024, 1, 1, 24, 0, 0, 0),
+                    civil_micros(2024, 1, 1, 0, 60, 0, 0), civil_micros(2024, 4, 31, 0, 0, 0, 0)], [None; 4]);
+    }
+
+    #[test]
+    fn datetimes_in_micro_and_milliseconds() {
+        let us = |fsp| Kind::Datetime2 { fsp, millis: false };
+        let ms = |fsp| Kind::Datetime2 { fsp, millis: true };
+        check(us(6), &[
+            ("99b2badb5e01e240", Some("1709214330123456")),     // Debezium: 2024-02-29 13:45:30.123456
+            ("fef3ff7efb0f423f", Some("253402300799999999")),   // Debezium: 9999-12-31 23:59:59.999999
+        ]);
+        check(us(0), &[("8cb2420000", Some("-30610224000000000")), ("8000000000", None)]);  // Debezium; zero
+        check(ms(3), &[("99b2badb5e04ce", Some("1709214330123"))]);
+        check(us(4), &[("99027f7efb270b", Some("-500"))]);   // 1969-12-31 23:59:59.9995
+        check(ms(4), &[("99027f7efb270b", Some("-1"))]);     // floored, as Python's //
+    }
+
+    #[test]
+    fn timestamps_as_zoned_timestamp() {
+        let zoned = |fsp, digits| Kind::Timestamp2 { fsp, digits };
+        check(zoned(6, 6), &[
+            ("65e08a7a01e240", Some(r#""2024-02-29T13:45:30.123456Z""#)),   // Debezium
+            ("00000001000000", Some(r#""1970-01-01T00:00:01.000000Z""#)),   // Debezium
+        ]);
+        check(zoned(0, 0), &[("00000000", Some(r#""1970-01-01T00:00:00Z""#)),
+                             ("ffffffff", Some(r#""2106-02-07T06:28:15Z""#))]);
+        check(zoned(2, 2), &[("65e08a7a0c", Some(r#""2024-02-29T13:45:30.12Z""#))]);
+        check(zoned(2, 0), &[("65e08a7a0c", Some(r#""2024-02-29T13:45:30.12Z""#))]);
+    }
+
+    /// A codec of these columns, `(layout, kind, name, missing JSON)`; kind None: not in the row.
+    fn codec(columns: &[(Layout, Option<Kind>, &str, &str)]) -> BinlogRowCodec {
+        let mut first = true;
+        let columns = columns
+            .iter()
+            .map(|&(layout, kind, name, missing)| Column {
+                layout,
+                output: kind.map(|kind| {
+                    let mut prefix = vec![if first { b'{' } else { b',' }];
+                    first = false;
+                    prefix.extend_from_slice(format!("\"{name}\":").as_bytes());
+                    (kind, prefix, missing.as_bytes().to_vec())
+                }),
+            })
+            .collect();
+        BinlogRowCodec { columns, keys: Vec::new() }
+    }
+
+    fn images(codec: &BinlogRowCodec, data: &[u8]) -> Result<Vec<(String, Vec<Span>)>, ()> {
+        let (mut at, mut out) = (0, Vec::new());
+        while at < data.len() {
+            let mut json = Vec::new();
+            let (spans, next) = codec.image_json(data, at, &mut json).map_err(|_| ())?;
+            out.push((String::from_utf8(json).unwrap(), spans));
+            at = next;
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn images_with_nulls_left_out_columns_and_missing_values() {
+        let c = codec(&[
+            (Layout::Fixed(4), Some(Kind::Int { size: 4, unsigned: false }), "id", "null"),
+            (Layout::Prefixed(1), Some(Kind::Text), "c_text", "null"),
+            (Layout::Prefixed(2), None, "", "null"),   // a BLOB left out of the row struct: stepped over
+            // the value Python gives a None (a NULL, a zero date) of this column: its default, say
+            (Layout::Fixed(3), Some(Kind::Date), "c_date", "0"),
+        ]);
+        let data = hex(concat!(
+            "00", "01000000", "02", "6869", "0300", "78797a", "5dd00f",   // 1, "hi", (3 bytes), 2024-02-29
+            "0a", "feffffff", "0100", "7a",                               // -2, NULL, (1 byte), NULL
+            "00", "03000000", "00", "0000", "000000",                     // 3, "", (none), 0000-00-00
+        ));
+        let read = images(&c, &data).unwrap();
+        let jsons: Vec<&str> = read.iter().map(|(json, _)| json.as_str()).collect();
+        assert_eq!(jsons, [r#"{"id":1,"c_text":"hi","c_date":19782}"#, r#"{"id":-2,"c_text":null,"c_date":0}"#,
+                           r#"{"id":3,"c_text":"","c_date":0}"#]);
+        assert_eq!(read[0].1, [Some((1, 5)), Some((6, 8)), Some((10, 13)), Some((13, 16))]);
+        assert_eq!(read[1].1[1], None);
+    }
+
+    #[test]
+    fn images_this_codec_does_not_read() {
+        let c = codec(&[(Layout::Fixed(4), Some(Kind::Int { size: 4, unsigned: false }), "id", "null"),
+                        (Layout::Prefixed(1), Some(Kind::Text), "t", "null")]);
+        let good = hex("0001000000027879");
+        assert_eq!(images(&c, &good).unwrap()[0].0, r#"{"id":1,"t":"xy"}"#);
+        let truncated = [&good[..good.len() - 1], &good[..3], &good[..5]];
+        let not_utf8 = hex("000100000001ff");
+        for data in truncated.into_iter().chain([&not_utf8[..]]) {
+            assert!(images(&c, data).is_err(), "{data:?}");
+        }
+        let mut json = Vec::new();
+        assert_eq!(codec(&[]).image_json(&[], 0, &mut json).ok(), Some((vec![], 0)));
+        assert_eq!(json, b"{}");
     }
 }

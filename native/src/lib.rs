@@ -265,13 +265,13 @@ fn write_f64(out: &mut Vec<u8>, value: f64) {
     if (-5..16).contains(&exponent) {
         if exponent < 0 {
             out.extend_from_slice(b"0.");
-            out.extend(std::iter::repeat(b'0').take((-exponent - 1) as usize));
+            out.extend(std::iter::repeat_n(b'0', (-exponent - 1) as usize));
             out.extend_from_slice(&digits);
         } else {
             let whole = exponent as usize + 1;
             if digits.len() <= whole {
                 out.extend_from_slice(&digits);
-                out.extend(std::iter::repeat(b'0').take(whole - digits.len()));
+                out.extend(std::iter::repeat_n(b'0', whole - digits.len()));
                 out.extend_from_slice(b".0");
             } else {
                 out.extend_from_slice(&digits[..whole]);
@@ -628,31 +628,7 @@ impl RowCodec {
     /// the column's Python converter when it has one, else `Fallback` (the row is for Python).
     fn write_value(&self, py: Python<'_>, out: &mut Vec<u8>, column: &Column, text: &[u8]) -> PyResult<()> {
         let mark = out.len();
-        let done = match column.kind {
-            Kind::Int => canonical_int(text).then(|| out.extend_from_slice(text)),
-            Kind::Bool => match text {
-                b"t" => Some(out.extend_from_slice(b"true")),
-                b"f" => Some(out.extend_from_slice(b"false")),
-                _ => None,
-            },
-            Kind::Text => std::str::from_utf8(text).is_ok().then(|| write_string(out, text)),
-            Kind::Float4 => write_float4(out, text),
-            Kind::Float8 => write_float8(out, text),
-            Kind::Decimal(scale) => write_decimal(out, text, scale),
-            Kind::VariableDecimal => write_variable_decimal(out, text),
-            Kind::Date => date_days(text).map(|days| write_i64(out, days)),
-            Kind::Time(unit) => clock_micros(text, 24)
-                .and_then(|micros| scale_micros(micros, unit))
-                .map(|v| write_i64(out, v)),
-            Kind::Timestamp(unit) => timestamp_micros(text).map(|micros| match scale_micros(micros, unit) {
-                Some(v) => write_i64(out, v),
-                None => out.extend_from_slice(b"null"), // nanoseconds past int64: Debezium writes null
-            }),
-            Kind::ZonedTimestamp(width) => write_zoned_timestamp(out, text, width),
-            Kind::Bytea(mode) => write_bytea(out, text, mode),
-            Kind::Python => None,
-        };
-        if done.is_some() {
+        if write_text(out, column.kind, text).is_some() {
             return Ok(());
         }
         out.truncate(mark);
@@ -660,6 +636,42 @@ impl RowCodec {
             Some(convert) => self.write_python(py, out, convert, text),
             None => Err(Fallback::new_err(format!("a {:?} text this codec does not write", column.kind))),
         }
+    }
+}
+
+/// bool's text, `t` or `f`, as JSON.
+fn write_bool(out: &mut Vec<u8>, text: &[u8]) -> Option<()> {
+    let json: &[u8] = match text {
+        b"t" => b"true",
+        b"f" => b"false",
+        _ => return None,
+    };
+    out.extend_from_slice(json);
+    Some(())
+}
+
+/// One value's text in its kind, without Python: None (and `out` possibly written to, which the
+/// caller truncates) for a text of another form than the kind's, and always for `Python`.
+fn write_text(out: &mut Vec<u8>, kind: Kind, text: &[u8]) -> Option<()> {
+    match kind {
+        Kind::Int => canonical_int(text).then(|| out.extend_from_slice(text)),
+        Kind::Bool => write_bool(out, text),
+        Kind::Text => std::str::from_utf8(text).is_ok().then(|| write_string(out, text)),
+        Kind::Float4 => write_float4(out, text),
+        Kind::Float8 => write_float8(out, text),
+        Kind::Decimal(scale) => write_decimal(out, text, scale),
+        Kind::VariableDecimal => write_variable_decimal(out, text),
+        Kind::Date => date_days(text).map(|days| write_i64(out, days)),
+        Kind::Time(unit) => clock_micros(text, 24)
+            .and_then(|micros| scale_micros(micros, unit))
+            .map(|v| write_i64(out, v)),
+        Kind::Timestamp(unit) => timestamp_micros(text).map(|micros| match scale_micros(micros, unit) {
+            Some(v) => write_i64(out, v),
+            None => out.extend_from_slice(b"null"), // nanoseconds past int64: Debezium writes null
+        }),
+        Kind::ZonedTimestamp(width) => write_zoned_timestamp(out, text, width),
+        Kind::Bytea(mode) => write_bytea(out, text, mode),
+        Kind::Python => None,
     }
 }
 
@@ -759,33 +771,7 @@ impl RowCodec {
     /// TupleData that starts at `pos` in `data`; `Fallback` for a row for the Python path.
     fn encode<'py>(&self, py: Python<'py>, data: &[u8], pos: usize)
                    -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyAny>, usize)> {
-        let count = match data.get(pos..pos + 2) {
-            Some(b) => u16::from_be_bytes([b[0], b[1]]) as usize,
-            None => return Err(fallback("truncated tuple")),
-        };
-        if self.width.is_some_and(|w| w != count) || count < self.min_width {
-            return Err(fallback("the tuple's width is not the relation's"));
-        }
-        let mut values: Vec<Option<&[u8]>> = Vec::with_capacity(count);
-        let mut at = pos + 2;
-        for _ in 0..count {
-            match data.get(at) {
-                Some(b't') => {
-                    let length = read_i32(data, at + 1).ok_or_else(|| fallback("truncated tuple"))?;
-                    let start = at + 5;
-                    let end = start + length.max(0) as usize;
-                    values.push(Some(data.get(start..end).ok_or_else(|| fallback("truncated tuple"))?));
-                    at = end;
-                }
-                Some(b'n') => {
-                    values.push(None);
-                    at += 1;
-                }
-                Some(b'u') => return Err(fallback("an unchanged TOAST column")),
-                Some(b'b') => return Err(fallback("a binary column")),
-                _ => return Err(fallback("a malformed tuple")),
-            }
-        }
+        let (values, at) = self.tuple_values(data, pos)?;
         let (json, keys) = self.write_row(py, &values, at - pos)?;
         Ok((json, keys, at))
     }
@@ -822,14 +808,7 @@ impl RowCodec {
             rows.append(PyBytes::new(py, &out))?;
             if let Some(keys) = &keys {
                 key.clear();
-                for (n, &field) in self.key_fields.iter().enumerate() {
-                    key.push(if n == 0 { b'{' } else { b',' });
-                    key.extend_from_slice(&self.columns[field].name);
-                    key.push(b':');
-                    let (start, end) = spans[field];
-                    key.extend_from_slice(&out[start..end]);
-                }
-                key.push(b'}');
+                self.write_key(&out, &spans, &mut key);
                 keys.append(PyBytes::new(py, &key))?;
             }
         }
@@ -921,6 +900,52 @@ impl RowCodec {
         Ok((PyBytes::new(py, &out), PyTuple::new(py, keys)?.into_any()))
     }
 
+    /// The texts of the TupleData that starts at `pos` in `data` (None for NULL) and the position
+    /// after it; `Fallback` for a tuple this codec does not read (unchanged TOAST, binary, another
+    /// width, truncated).
+    fn tuple_values<'a>(&self, data: &'a [u8], pos: usize) -> PyResult<(Vec<Option<&'a [u8]>>, usize)> {
+        let count = match data.get(pos..pos + 2) {
+            Some(b) => u16::from_be_bytes([b[0], b[1]]) as usize,
+            None => return Err(fallback("truncated tuple")),
+        };
+        if self.width.is_some_and(|w| w != count) || count < self.min_width {
+            return Err(fallback("the tuple's width is not the relation's"));
+        }
+        let mut values: Vec<Option<&[u8]>> = Vec::with_capacity(count);
+        let mut at = pos + 2;
+        for _ in 0..count {
+            match data.get(at) {
+                Some(b't') => {
+                    let length = read_i32(data, at + 1).ok_or_else(|| fallback("truncated tuple"))?;
+                    let start = at + 5;
+                    let end = start + length.max(0) as usize;
+                    values.push(Some(data.get(start..end).ok_or_else(|| fallback("truncated tuple"))?));
+                    at = end;
+                }
+                Some(b'n') => {
+                    values.push(None);
+                    at += 1;
+                }
+                Some(b'u') => return Err(fallback("an unchanged TOAST column")),
+                Some(b'b') => return Err(fallback("a binary column")),
+                _ => return Err(fallback("a malformed tuple")),
+            }
+        }
+        Ok((values, at))
+    }
+
+    /// The key struct's JSON (`key_fields`, in its order) from a row's JSON and its values' spans.
+    fn write_key(&self, row: &[u8], spans: &[(usize, usize)], key: &mut Vec<u8>) {
+        for (n, &field) in self.key_fields.iter().enumerate() {
+            key.push(if n == 0 { b'{' } else { b',' });
+            key.extend_from_slice(&self.columns[field].name);
+            key.push(b':');
+            let (start, end) = spans[field];
+            key.extend_from_slice(&row[start..end]);
+        }
+        key.push(b'}');
+    }
+
     fn check_width(&self, width: usize) -> PyResult<()> {
         if self.width.is_some_and(|w| w != width) || width < self.min_width {
             return Err(fallback("the row's width is not the table's"));
@@ -931,12 +956,19 @@ impl RowCodec {
     /// The row struct's JSON into `out`, and where each column's value lies in it into `spans`.
     fn write_fields(&self, py: Python<'_>, values: &[Option<&[u8]>], out: &mut Vec<u8>,
                     spans: &mut Vec<(usize, usize)>) -> PyResult<()> {
+        self.lay_out(values, out, spans, |out, column, text| self.write_value(py, out, column, text))
+    }
+
+    /// The row struct around its values: each column's prefix, then `null` or what `write` writes
+    /// for its text; where each value lies into `spans`.
+    fn lay_out(&self, values: &[Option<&[u8]>], out: &mut Vec<u8>, spans: &mut Vec<(usize, usize)>,
+               mut write: impl FnMut(&mut Vec<u8>, &Column, &[u8]) -> PyResult<()>) -> PyResult<()> {
         for column in &self.columns {
             out.extend_from_slice(&column.prefix);
             let start = out.len();
             match values[column.index] {
                 None => out.extend_from_slice(b"null"),
-                Some(text) => self.write_value(py, out, column, text)?,
+                Some(text) => write(out, column, text)?,
             }
             spans.push((start, out.len()));
         }
@@ -1004,7 +1036,7 @@ fn splice_each<'py>(py: Python<'py>, pieces: Vec<Bound<'py, PyBytes>>, parts: Ve
                     -> PyResult<Bound<'py, PyList>> {
     let (count, total) = spliced_lengths(&pieces, &parts)?;
     let list = PyList::empty(py);
-    let mut out = Vec::with_capacity(if count == 0 { 0 } else { total / count + 1 });
+    let mut out = Vec::with_capacity(total.checked_div(count).map_or(0, |each| each + 1));
     for i in 0..count {
         out.clear();
         splice_record(&mut out, &pieces, &parts, i);
@@ -1048,3 +1080,6 @@ fn cdc_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Fallback", m.py().get_type::<Fallback>())?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;
