@@ -132,16 +132,19 @@ class FileSink:
     def write(self, records: Sequence[SinkRecord]) -> None:
         files = self._files
         dirty = self._dirty
-        for record in records:
-            handle = files.get(record.topic) or self._file(record.topic)
-            dirty.add(record.topic)
-            if record.headers is None and record.key is not None and record.value is not None:
-                # The common case, without concatenating the (schema-heavy) value first.
-                handle.write(b'{"topic":"' + record.topic.encode() + b'","key":' + record.key + b',"value":')
-                handle.write(record.value)
-                handle.write(b',"headers":null}\n')
-            else:
-                handle.write(record_line(record, json_headers=self.json_headers))
+        try:
+            for record in records:
+                handle = files.get(record.topic) or self._file(record.topic)
+                dirty.add(record.topic)
+                if record.headers is None and record.key is not None and record.value is not None:
+                    # The common case, without concatenating the (schema-heavy) value first.
+                    handle.write(b'{"topic":"' + record.topic.encode() + b'","key":' + record.key + b',"value":')
+                    handle.write(record.value)
+                    handle.write(b',"headers":null}\n')
+                else:
+                    handle.write(record_line(record, json_headers=self.json_headers))
+        except OSError as exc:  # written past the file's buffer: a full disk shows here, not at flush
+            raise SinkError(f"cannot write to {self.directory}: {exc.strerror or exc}", fix=_DISK_FIX) from None
 
     def write_encoded(self, pieces: RecordPieces, encoded: EncodedRows) -> None:
         """A batch of rows the codec encoded, as the lines ``write`` would give their records, in one write."""
