@@ -17,6 +17,7 @@ The schemas are dicts in the key order of Kafka's JsonConverter: ``type``, [``fi
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 _DEBEZIUM = "io.debezium.time."
@@ -34,8 +35,57 @@ def semantic(type_: str, optional: bool, name: str, parameters: dict[str, str] |
     return schema
 
 
-def _scaled(precision: int, ms: tuple[str, str], us: tuple[str, str], ns: tuple[str, str]) -> tuple[str, str]:
-    return ms if precision <= 3 else us if precision <= 6 else ns
+@dataclass(frozen=True, slots=True)
+class ValueKind:
+    """What a column's values are once its type and the type modes are taken into account: the one
+    choice per column, from which a source derives both its Python converter and the compiled
+    codec's writer (cdc/sources/postgres/types.py: ``value_kind``). ``param`` is the kind's one
+    parameter. The kinds every source shares (``name``, ``param``):
+
+        bool, int, float32, float64, text                 -
+        decimal                                           scale (precise: Connect's Decimal)
+        variable_decimal                                  - (precise: VariableScaleDecimal)
+        decimal_double, decimal_string                    - (decimal.handling.mode double/string)
+        binary                                            binary.handling.mode
+        bit / bits                                        - (one bit a boolean / Debezium's Bits)
+        date                                              "days" or "iso"
+        time, timestamp                                   their unit: time_unit / timestamp_unit
+        zoned_time                                        -
+        zoned_timestamp                                   fraction digits (0: trimmed)
+
+    and each source's own beside them (PostgreSQL: money, interval, hstore, point, array, unknown).
+    """
+
+    name: str
+    param: Any = None
+
+
+def time_unit(mode: str, precision: int) -> str:
+    """The unit of a time of day with ``precision`` fraction digits under ``time.precision.mode``:
+    "ms", "us", "ns", or "iso" (text)."""
+    if mode == "isostring":
+        return "iso"
+    if mode == "connect":
+        return "ms"
+    if mode == "microseconds":
+        return "us"
+    if mode == "nanoseconds":
+        return "ns"
+    if mode == "adaptive_time_microseconds":
+        return "us" if precision <= 6 else "ns"
+    return _scaled(precision)
+
+
+def timestamp_unit(mode: str, precision: int) -> str:
+    """The unit of a timestamp without a time zone with ``precision`` fraction digits, as ``time_unit``
+    (adaptive_time_microseconds is adaptive here)."""
+    if mode in ("isostring", "connect", "microseconds", "nanoseconds"):
+        return time_unit(mode, precision)
+    return _scaled(precision)
+
+
+def _scaled(precision: int) -> str:
+    return "ms" if precision <= 3 else "us" if precision <= 6 else "ns"
 
 
 def date_schema(mode: str, optional: bool) -> dict[str, Any]:
@@ -46,37 +96,26 @@ def date_schema(mode: str, optional: bool) -> dict[str, Any]:
     return semantic("int32", optional, _DEBEZIUM + "Date")
 
 
+# unit -> (Connect type, semantic name) of times and timestamps; connect mode's own names below
+_TIME_SCHEMAS = {"iso": ("string", _DEBEZIUM + "IsoTime"), "ms": ("int32", _DEBEZIUM + "Time"),
+                 "us": ("int64", _DEBEZIUM + "MicroTime"), "ns": ("int64", _DEBEZIUM + "NanoTime")}
+_TIMESTAMP_SCHEMAS = {"iso": ("string", _DEBEZIUM + "IsoTimestamp"), "ms": ("int64", _DEBEZIUM + "Timestamp"),
+                      "us": ("int64", _DEBEZIUM + "MicroTimestamp"), "ns": ("int64", _DEBEZIUM + "NanoTimestamp")}
+
+
 def time_schema(mode: str, precision: int, optional: bool) -> dict[str, Any]:
     """A time of day with ``precision`` fraction digits."""
-    micro, nano = ("int64", _DEBEZIUM + "MicroTime"), ("int64", _DEBEZIUM + "NanoTime")
     if mode == "connect":
-        type_, name = "int32", _CONNECT + "Time"
-    elif mode == "isostring":
-        type_, name = "string", _DEBEZIUM + "IsoTime"
-    elif mode == "microseconds":
-        type_, name = micro
-    elif mode == "nanoseconds":
-        type_, name = nano
-    elif mode == "adaptive_time_microseconds":
-        type_, name = micro if precision <= 6 else nano
-    else:
-        type_, name = _scaled(precision, ("int32", _DEBEZIUM + "Time"), micro, nano)
+        return semantic("int32", optional, _CONNECT + "Time")
+    type_, name = _TIME_SCHEMAS[time_unit(mode, precision)]
     return semantic(type_, optional, name)
 
 
 def timestamp_schema(mode: str, precision: int, optional: bool) -> dict[str, Any]:
     """A timestamp without a time zone with ``precision`` fraction digits."""
-    micro, nano = ("int64", _DEBEZIUM + "MicroTimestamp"), ("int64", _DEBEZIUM + "NanoTimestamp")
     if mode == "connect":
-        type_, name = "int64", _CONNECT + "Timestamp"
-    elif mode == "isostring":
-        type_, name = "string", _DEBEZIUM + "IsoTimestamp"
-    elif mode == "microseconds":
-        type_, name = micro
-    elif mode == "nanoseconds":
-        type_, name = nano
-    else:
-        type_, name = _scaled(precision, ("int64", _DEBEZIUM + "Timestamp"), micro, nano)
+        return semantic("int64", optional, _CONNECT + "Timestamp")
+    type_, name = _TIMESTAMP_SCHEMAS[timestamp_unit(mode, precision)]
     return semantic(type_, optional, name)
 
 
