@@ -3,11 +3,12 @@
 For a table version whose rows go straight to the JSON converter, an Insert's (or an Update's
 new) tuple becomes the JSON bytes of Debezium's row struct in one call, without a Python object
 per value: integer, boolean, text-like, float, numeric (precise), date, time, timestamp,
-timestamptz and bytea columns are written by the codec (``column_kind`` says which, for the type
-modes in use), every other column goes through its Python converter and orjson inside the same
-call. The result is a :class:`NativeRow`: the JSON for the converter (spliced by orjson as a
-``Fragment``) and the key columns' values for the envelope. Anything else that reads a value gets the row decoded the
-Python way, so nothing downstream can tell the difference but the time it took.
+timestamptz and bytea columns are written by the codec, every other column goes through its Python
+converter and orjson inside the same call. Which, for the type modes in use, is derived from the
+column's value kind (``types.value_kind``) as its converter is: ``types.codec_kind``. The result is
+a :class:`NativeRow`: the JSON for the converter (spliced by orjson as a ``Fragment``) and the key
+columns' values for the envelope. Anything else that reads a value gets the row decoded the Python
+way, so nothing downstream can tell the difference but the time it took.
 
 The Python path stays the reference: tests/unit/test_native_rows.py gives both the same tuples and
 requires the same bytes. Without the compiled module (no Rust toolchain when cdc was installed),
@@ -27,53 +28,13 @@ from cdc.sources.postgres.snapshot import parse_line
 
 log = logging.getLogger(__name__)
 
-def column_kind(pg_type: pg_types.PgType, typmod: int, modes: pg_types.TypeModes, convert: Any) -> str:
-    """The codec's kind for a column (what ``cdc_native.RowCodec`` takes), mirroring the choice
-    ``types.text_converter`` makes; ``python``: the codec calls ``convert`` and orjson for it."""
-    t, typmod = pg_types._resolve(pg_type, typmod)
-    kind = pg_types._kind(t)
-    mode = modes.time_precision_mode
-    precision = pg_types._time_precision(typmod)
-    if convert is pg_types._text:  # strings, enums, uuid, json(b), xml, inet, ...
-        return "text"
-    if kind == "bool":
-        return "bool"
-    if kind in ("int16", "int32", "int64"):
-        return "int"
-    if kind == "float32":
-        return "float4"
-    if kind == "float64":
-        return "float8"
-    if kind == "numeric" and modes.decimal_handling_mode == "precise":
-        ps = pg_types._numeric_precision_scale(typmod)
-        if ps is None:
-            return "vdecimal"
-        if ps[1] >= 0:
-            return f"decimal:{ps[1]}"
-    if kind == "bytea":
-        return {"bytes": "bytea", "base64": "bytea", "base64-url-safe": "bytea:url", "hex": "bytea:hex"}.get(
-            modes.binary_handling_mode, "python")
-    if mode != "isostring":
-        if kind == "date":
-            return "date"
-        if kind == "time":
-            if mode == "nanoseconds":
-                return "time:ns"
-            return "time:ms" if mode == "connect" or (mode == "adaptive" and precision <= 3) else "time:us"
-        if kind == "timestamp":
-            if mode == "nanoseconds":
-                return "timestamp:ns"
-            return "timestamp:ms" if mode == "connect" or (mode != "microseconds" and precision <= 3) \
-                else "timestamp:us"
-    if kind == "timestamptz":
-        return f"tstz:{min(precision, 6)}"
-    return "python"
-
 
 def codec_kinds(state: Any) -> list[str]:
-    """Per output field of a TableState (``state.spec`` order): the codec's kind for it."""
-    return [column_kind(pg_type, typmod, state.modes, convert)
-            for (pg_type, typmod), (_, _, convert, _, _) in zip(state.spec_types, state.spec, strict=True)]
+    """Per output field of a TableState (``state.spec`` order): the codec's kind for it, derived from
+    the column's value kind as its converter is (``types.codec_kind``); ``python``: the codec calls
+    the column's converter and orjson for it."""
+    return [pg_types.codec_kind(pg_types.value_kind(pg_type, typmod, state.modes))
+            for pg_type, typmod in state.spec_types]
 
 
 def row_codec(state: Any, width: int | None = None, keys: list[int] | None = None, *,
@@ -108,7 +69,7 @@ def key_spec_of(state: Any) -> list[tuple[int, str, str, Any]]:
     spec = []
     for name in state.key_names:
         index, convert, kind = by_name[name]
-        mode = "int" if kind == "int" else "str" if convert is pg_types._text else "python"
+        mode = "int" if kind == "int" else "str" if kind == "text" else "python"  # text: the converter keeps it
         spec.append((index, name, mode, convert))
     return spec
 

@@ -5,7 +5,9 @@ writes). The connection pins the settings that shape that text (``DateStyle=ISO`
 ``IntervalStyle=postgres``, ``TimeZone=UTC``, ``bytea_output=hex``, ``extra_float_digits=1``:
 see ``connection.py``), but the converters also read other offsets than ``+00``, ``infinity``,
 BC and five-digit years, bytea's escape form and float text that is not the shortest.
-A converter is chosen once per column, so each value costs one call and no type dispatch.
+A column's value kind is chosen once (``value_kind``, under the type modes) and both its converter
+(``converter_of``) and the compiled codec's writer (``codec_kind``) follow from it, so each value
+costs one call and no type dispatch.
 The caller handles SQL NULL itself.
 
 What Debezium 3.6 emits (checked against its pg-types output and PostgresValueConverter):
@@ -72,8 +74,8 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = [
-    "Converter", "PgType", "TypeModes", "TypeRegistry", "builtin_type", "field_schema", "parse_array",
-    "text_converter",
+    "Converter", "PgType", "TypeModes", "TypeRegistry", "ValueKind", "builtin_type", "codec_kind", "converter_of",
+    "field_schema", "parse_array", "text_converter", "value_kind",
 ]
 
 Converter = Callable[[str], Any]
@@ -212,6 +214,70 @@ def _bit_length(kind: str, typmod: int) -> int:
     return 1 if kind == "bit" else 2**31 - 1  # varbit without a length: Integer.MAX_VALUE
 
 
+# ---- value kinds ------------------------------------------------------------------------------
+
+ValueKind = rules.ValueKind
+
+# type kinds whose value kind takes no type mode
+_PLAIN_KINDS = {"bool": "bool", "int16": "int", "int32": "int", "int64": "int", "float32": "float32",
+                "float64": "float64", "timetz": "zoned_time", "point": "point"}
+
+
+def value_kind(pg_type: PgType, typmod: int, modes: TypeModes) -> ValueKind:
+    """What a column's values are under the type modes (time.precision.mode, decimal.handling.mode,
+    binary.handling.mode, interval/hstore handling...): the one choice per column, the core kinds of
+    cdc.core.type_rules.ValueKind and PostgreSQL's own (money, interval, hstore, point, array,
+    unknown). The Python converter (``converter_of``) and the compiled codec's writer
+    (``codec_kind``) are both derived from it."""
+    t, typmod = _resolve(pg_type, typmod)
+    kind = _kind(t)
+    if kind in _PLAIN_KINDS:
+        return ValueKind(_PLAIN_KINDS[kind])
+    if kind == "array":
+        assert t.element is not None
+        element, element_typmod = _resolve(t.element, typmod)
+        delimiter = ";" if element.name == "box" else ","  # box is the one built-in with typdelim ';'
+        # Enum elements' schema is not optional (Debezium's): with a NULL element the array as a
+        # whole is null, as Debezium writes it, or a Connect consumer refuses the record.
+        return ValueKind("array", (value_kind(element, element_typmod, modes), delimiter, _kind(element) == "enum"))
+    if kind == "numeric":
+        return _numeric_kind(typmod, modes.decimal_handling_mode)
+    if kind == "money":
+        return ValueKind("money", (modes.decimal_handling_mode, modes.money_fraction_digits))
+    if kind == "bytea":
+        return ValueKind("binary", modes.binary_handling_mode)
+    if kind in ("bit", "varbit"):
+        return ValueKind("bits" if _bit_length(kind, typmod) > 1 else "bit")
+    if kind in ("date", "time", "timestamp", "timestamptz"):
+        return _temporal_kind(kind, _time_precision(typmod), modes.time_precision_mode)
+    if kind == "interval":
+        return ValueKind("interval", "iso" if modes.interval_handling_mode == "string" else "micros")
+    if kind == "hstore":
+        return ValueKind("hstore", modes.hstore_handling_mode)
+    if kind == "unknown":  # with include.unknown.datatypes: the bytes of its text
+        return ValueKind("unknown", (t.name, modes.binary_handling_mode))
+    return ValueKind("text")  # enum, strings, uuid, json (jsonb: the server's text form), xml, inet, ...
+
+
+def _numeric_kind(typmod: int, mode: str) -> ValueKind:
+    if mode == "string":
+        return ValueKind("decimal_string")
+    if mode == "double":
+        return ValueKind("decimal_double")
+    ps = _numeric_precision_scale(typmod)
+    return ValueKind("variable_decimal") if ps is None else ValueKind("decimal", ps[1])
+
+
+def _temporal_kind(kind: str, precision: int, mode: str) -> ValueKind:
+    if kind == "date":
+        return ValueKind("date", "iso" if mode == "isostring" else "days")
+    if kind == "time":
+        return ValueKind("time", rules.time_unit(mode, precision))
+    if kind == "timestamp":
+        return ValueKind("timestamp", rules.timestamp_unit(mode, precision))
+    return ValueKind("zoned_timestamp", min(precision, 6))  # timestamptz: PostgreSQL keeps at most 6 digits
+
+
 # ---- schemas ----------------------------------------------------------------------------------
 
 _semantic = rules.semantic
@@ -332,32 +398,31 @@ def _float32(text: str) -> Any:
 _NUMERIC_SPECIAL_STRING = {"NaN": "NAN", "Infinity": "POSITIVE_INFINITY", "-Infinity": "NEGATIVE_INFINITY"}
 
 
-def _numeric_converter(typmod: int, mode: str) -> Converter:
-    if mode == "string":
-        # BigDecimal.toPlainString() of the value: PostgreSQL's text already is that; the special
-        # values print as SpecialValueDecimal's enum names.
-        def string(text: str) -> str:
-            return _NUMERIC_SPECIAL_STRING.get(text, text)
-        return string
-    if mode == "double":
-        def double(text: str) -> Any:
-            special = _FLOAT_SPECIAL.get(text)
-            return special if special is not None else _json_double(float(text))
-        return double
+def _numeric_string(text: str) -> str:
+    """decimal.handling.mode=string: BigDecimal.toPlainString() of the value, which PostgreSQL's text
+    already is; the special values print as SpecialValueDecimal's enum names."""
+    return _NUMERIC_SPECIAL_STRING.get(text, text)
 
-    ps = _numeric_precision_scale(typmod)
-    if ps is None:
-        def variable(text: str) -> Any:
-            # VariableScaleDecimal of BigDecimal.stripTrailingZeros(), negative scales set to 0.
-            if text in _FLOAT_SPECIAL:
-                return None  # Debezium cannot encode NaN/Infinity here: it logs and writes null
-            whole, _, fraction = text.partition(".")
-            fraction = fraction.rstrip("0")
-            unscaled = int(whole + fraction) if fraction else int(whole)
-            return {"scale": len(fraction), "value": _unscaled_bytes(unscaled)}
-        return variable
 
-    scale = ps[1]
+def _numeric_double(text: str) -> Any:
+    """decimal.handling.mode=double."""
+    special = _FLOAT_SPECIAL.get(text)
+    return special if special is not None else _json_double(float(text))
+
+
+def _variable_decimal(text: str) -> Any:
+    """numeric without a scale, precise: VariableScaleDecimal of BigDecimal.stripTrailingZeros(),
+    negative scales set to 0."""
+    if text in _FLOAT_SPECIAL:
+        return None  # Debezium cannot encode NaN/Infinity here: it logs and writes null
+    whole, _, fraction = text.partition(".")
+    fraction = fraction.rstrip("0")
+    unscaled = int(whole + fraction) if fraction else int(whole)
+    return {"scale": len(fraction), "value": _unscaled_bytes(unscaled)}
+
+
+def _fixed_decimal(scale: int) -> Converter:
+    """numeric(p, s), precise: Connect's Decimal of scale s."""
     quantum = Decimal(1).scaleb(-scale)
 
     def fixed(text: str) -> Any:
@@ -398,16 +463,15 @@ def _money_parts(text: str, fraction_digits: int) -> tuple[bool, str, str]:
     return negative, integer, fraction
 
 
-def _money_converter(modes: TypeModes) -> Converter:
-    digits = modes.money_fraction_digits
-
+def _money_converter(mode: str, digits: int) -> Converter:
+    """money under decimal.handling.mode ``mode``, the server's ``digits`` fraction digits."""
     def plain(text: str) -> str:
         negative, integer, fraction = _money_parts(text, digits)
         return ("-" if negative else "") + integer + ("." + fraction if fraction else "")
 
-    if modes.decimal_handling_mode == "string":
+    if mode == "string":
         return plain
-    if modes.decimal_handling_mode == "double":
+    if mode == "double":
         return lambda text: float(plain(text))
 
     quantum = Decimal(1).scaleb(-digits)
@@ -648,20 +712,20 @@ def _zoned_time(text: str) -> str:
     return _iso_time(_time_micros(local) - (offset if sign == "+" else -offset))
 
 
-def _time_converter(typmod: int, mode: str) -> Converter:
-    precision = _time_precision(typmod)
-    if mode == "isostring":
+def _time_converter(unit: str) -> Converter:
+    """time in ``unit`` (rules.time_unit): "ms", "us", "ns" past midnight, or "iso" text."""
+    if unit == "iso":
         return lambda text: _iso_time(_time_micros(text))  # LocalTime: 24:00:00 wraps to 00:00
-    if mode == "nanoseconds":
+    if unit == "ns":
         return lambda text: _time_micros(text) * 1000
-    if mode == "connect" or (mode == "adaptive" and precision <= 3):
+    if unit == "ms":
         return lambda text: _time_micros(text) // 1000
     return _time_micros
 
 
-def _timestamp_converter(typmod: int, mode: str) -> Converter:
-    precision = _time_precision(typmod)
-    if mode == "isostring":
+def _timestamp_converter(unit: str) -> Converter:
+    """timestamp in ``unit`` (rules.timestamp_unit): "ms", "us", "ns" since the epoch, or "iso" text."""
+    if unit == "iso":
         def iso(text: str) -> str:
             if text == "infinity":
                 return _iso_datetime(_TS_POS_INFINITY_US, None)
@@ -669,7 +733,7 @@ def _timestamp_converter(typmod: int, mode: str) -> Converter:
                 return _iso_datetime(_TS_NEG_INFINITY_US, None)
             return _iso_datetime(_timestamp_micros(text), None)
         return iso
-    if mode == "nanoseconds":
+    if unit == "ns":
         def nanos(text: str) -> int | None:
             if text == "infinity":
                 return _INT64_MAX
@@ -679,12 +743,12 @@ def _timestamp_converter(typmod: int, mode: str) -> Converter:
             # Debezium cannot represent it either (it logs and writes null).
             return value if _INT64_MIN <= value <= _INT64_MAX else None
         return nanos
-    unit = 1000 if mode == "connect" or (mode != "microseconds" and precision <= 3) else 1
-    pos_infinity, neg_infinity = _TS_POS_INFINITY_US // unit, _TS_NEG_INFINITY_US // unit
+    per = 1000 if unit == "ms" else 1  # microseconds per unit
+    pos_infinity, neg_infinity = _TS_POS_INFINITY_US // per, _TS_NEG_INFINITY_US // per
 
     def epoch(text: str) -> int:
         try:
-            return (datetime.fromisoformat(text) - _EPOCH) // _ONE_US // unit
+            return (datetime.fromisoformat(text) - _EPOCH) // _ONE_US // per
         except (ValueError, TypeError):
             pass
         if text == "infinity":
@@ -693,14 +757,13 @@ def _timestamp_converter(typmod: int, mode: str) -> Converter:
             return neg_infinity
         # past the int64 microsecond range near PostgreSQL's largest timestamp: saturated (Debezium
         # overflows into a wrong value)
-        return _saturate(_slow_timestamp_micros(text) // unit)
+        return _saturate(_slow_timestamp_micros(text) // per)
     return epoch
 
 
-def _timestamptz_converter(typmod: int) -> Converter:
-    # ZonedTimestamp prints exactly the column's scale in fraction digits (6 unless
-    # timestamptz(p)); scale 0 falls back to ISO_OFFSET_DATE_TIME, which trims.
-    precision = min(_time_precision(typmod), 6)  # PostgreSQL keeps at most 6 digits
+def _timestamptz_converter(precision: int) -> Converter:
+    """timestamptz(``precision``) as ZonedTimestamp: exactly the column's scale in fraction digits
+    (6 unless timestamptz(p)); scale 0 falls back to ISO_OFFSET_DATE_TIME, which trims."""
     width = precision if precision > 0 else None
     pad = "000000"
 
@@ -723,8 +786,9 @@ def _timestamptz_converter(typmod: int) -> Converter:
     return convert
 
 
-def _date_converter(mode: str) -> Converter:
-    if mode == "isostring":
+def _date_converter(form: str) -> Converter:
+    """date as epoch "days" or "iso" text."""
+    if form == "iso":
         def iso(text: str) -> str:
             year, month, day = _civil_from_days(_date_days(text))
             return f"{_iso_year(year)}-{month:02d}-{day:02d}Z"
@@ -917,70 +981,82 @@ def _text(text: str) -> str:
     return text
 
 
-def native_kind(pg_type: PgType, typmod: int, modes: TypeModes) -> str | None:
-    """How the compiled row codec (cdc.sources.postgres.native_rows) writes a column that
-    ``text_converter`` converts by more than a plain rewrite of its text; None: by that converter."""
-    t, typmod = _resolve(pg_type, typmod)
-    kind = _kind(t)
-    if kind == "numeric" and modes.decimal_handling_mode == "precise":
-        ps = _numeric_precision_scale(typmod)
-        if ps is not None and ps[1] >= 0:
-            return f"decimal:{ps[1]}"
-    if kind == "timestamptz" and 1 <= min(_time_precision(typmod), 6):
-        return f"tstz:{min(_time_precision(typmod), 6)}"
-    return None
+def _array_of(element: ValueKind, delimiter: str, null_if_a_null: bool) -> Converter:
+    convert = _array_converter(converter_of(element), delimiter)
+    if null_if_a_null:
+        return lambda text: None if None in (values := convert(text)) else values
+    return convert
+
+
+# value kind -> its converter, from the kind's parameter: no choice of its own (value_kind made it)
+_CONVERTERS: dict[str, Callable[[Any], Converter]] = {
+    "bool": lambda _: _bool,
+    "int": lambda _: int,
+    "float32": lambda _: _float32,
+    "float64": lambda _: _float64,
+    "text": lambda _: _text,
+    "decimal": _fixed_decimal,
+    "variable_decimal": lambda _: _variable_decimal,
+    "decimal_double": lambda _: _numeric_double,
+    "decimal_string": lambda _: _numeric_string,
+    "money": lambda mode_digits: _money_converter(*mode_digits),
+    "binary": _binary_converter,
+    "bit": lambda _: _bit_bool,
+    "bits": lambda _: _bits_converter,
+    "date": _date_converter,
+    "time": _time_converter,
+    "timestamp": _timestamp_converter,
+    "zoned_time": lambda _: _zoned_time,
+    "zoned_timestamp": _timestamptz_converter,
+    "interval": lambda form: _interval_iso if form == "iso" else _interval_micros,
+    "hstore": lambda form: _hstore_map if form == "map" else _hstore_json,
+    "point": lambda _: _point,
+    "unknown": lambda name_mode: _text_bytes(*name_mode),
+    "array": lambda param: _array_of(*param),
+}
+
+
+def converter_of(kind: ValueKind) -> Converter:
+    """The function from a column's text output to the JSON-ready value Debezium writes, for its kind."""
+    return _CONVERTERS[kind.name](kind.param)
 
 
 def text_converter(pg_type: PgType, typmod: int, modes: TypeModes) -> Converter:
     """The function from a column's text output to the JSON-ready value Debezium writes."""
-    t, typmod = _resolve(pg_type, typmod)
-    kind = _kind(t)
-    if kind == "array":
-        assert t.element is not None
-        element, element_typmod = _resolve(t.element, typmod)
-        delimiter = ";" if element.name == "box" else ","  # box is the one built-in with typdelim ';'
-        convert = _array_converter(text_converter(element, element_typmod, modes), delimiter)
-        if _kind(element) == "enum":
-            # The elements' schema is not optional (Debezium's): with a NULL element the array as a
-            # whole is null, as Debezium writes it, or a Connect consumer refuses the record.
-            return lambda text: None if None in (values := convert(text)) else values
-        return convert
-    if kind == "bool":
-        return _bool
-    if kind in ("int16", "int32", "int64"):
-        return int
-    if kind == "float32":
-        return _float32
-    if kind == "float64":
-        return _float64
-    if kind == "numeric":
-        return _numeric_converter(typmod, modes.decimal_handling_mode)
-    if kind == "money":
-        return _money_converter(modes)
-    if kind == "bytea":
-        return _binary_converter(modes.binary_handling_mode)
-    if kind in ("bit", "varbit"):
-        return _bits_converter if _bit_length(kind, typmod) > 1 else _bit_bool
-    if kind == "date":
-        return _date_converter(modes.time_precision_mode)
-    if kind == "time":
-        return _time_converter(typmod, modes.time_precision_mode)
-    if kind == "timetz":
-        return _zoned_time
-    if kind == "timestamp":
-        return _timestamp_converter(typmod, modes.time_precision_mode)
-    if kind == "timestamptz":
-        return _timestamptz_converter(typmod)
-    if kind == "interval":
-        return _interval_iso if modes.interval_handling_mode == "string" else _interval_micros
-    if kind == "hstore":
-        return _hstore_map if modes.hstore_handling_mode == "map" else _hstore_json
-    if kind == "point":
-        return _point
-    if kind == "unknown":
-        return _text_bytes(t.name, modes.binary_handling_mode)
-    # enum, strings, uuid, json (jsonb: the server's text form), xml, inet, ...
-    return _text
+    return converter_of(value_kind(pg_type, typmod, modes))
+
+
+# value kind -> the compiled codec's writer (cdc_native.RowCodec's kinds), for those without a parameter
+_CODEC_WRITERS = {"bool": "bool", "int": "int", "float32": "float4", "float64": "float8", "text": "text",
+                  "variable_decimal": "vdecimal"}
+_CODEC_BINARY = {"bytes": "bytea", "base64": "bytea", "base64-url-safe": "bytea:url", "hex": "bytea:hex"}
+
+
+def codec_kind(kind: ValueKind) -> str:
+    """The compiled row codec's writer for values of this kind (what ``cdc_native.RowCodec`` takes:
+    cdc.sources.postgres.native_rows); "python": the codec calls the column's converter and orjson.
+    Derived from the kind alone: the codec writes a kind, or a parameter of it, or leaves it."""
+    name, param = kind.name, kind.param
+    if name in _CODEC_WRITERS:
+        return _CODEC_WRITERS[name]
+    if name == "decimal" and param >= 0:
+        return f"decimal:{param}"
+    if name == "binary":
+        return _CODEC_BINARY.get(param, "python")
+    if name == "date" and param == "days":
+        return "date"
+    if name in ("time", "timestamp") and param != "iso":
+        return f"{name}:{param}"
+    if name == "zoned_timestamp":
+        return f"tstz:{param}"
+    return "python"
+
+
+def native_kind(pg_type: PgType, typmod: int, modes: TypeModes) -> str | None:
+    """The codec's writer of a column when it is a decimal or a zoned timestamp with a fraction, else
+    None (TableState.native_kinds); ``codec_kind(value_kind(...))`` is the codec's whole choice."""
+    kind = codec_kind(value_kind(pg_type, typmod, modes))
+    return kind if kind.startswith("decimal:") or (kind.startswith("tstz:") and kind != "tstz:0") else None
 
 
 def unavailable_value(pg_type: PgType, typmod: int, placeholder: str, modes: TypeModes) -> Any:
