@@ -7,9 +7,10 @@
     last                      the snapshot's last event
 
 The last of a table is only known when the next table starts, so :class:`SnapshotMarks` holds
-one event back. A reader that knows ahead (a chunked snapshot reading one row past its chunk) asks
-:func:`snapshot_flag` directly: the same precedence either way, last > first >
-last_in_data_collection > first_in_data_collection.
+one event back, unless the reader knows ahead (a chunked snapshot reading one row past its chunk) and
+says where a table ends. The same precedence either way, last > first > last_in_data_collection >
+first_in_data_collection. A snapshot resumed after a stop marks no event first, nor the first row of
+the table it resumes inside.
 """
 from __future__ import annotations
 
@@ -32,13 +33,15 @@ def snapshot_flag(*, first: bool, first_in_table: bool, last_in_table: bool, las
 
 
 class SnapshotMarks:
-    def __init__(self) -> None:
+    def __init__(self, *, first: bool = True) -> None:
+        """``first``: the snapshot's first event is among those to come (not so in a resumed one)."""
         self.pending: ChangeEvent | None = None
-        self._first_overall = True
+        self._first_overall = first
         self._first_in_table = True
 
-    def start_table(self) -> None:
-        self._first_in_table = True
+    def start_table(self, *, first: bool = True) -> None:
+        """``first``: the table's first row is among those to come (not so in the table a snapshot resumes inside)."""
+        self._first_in_table = first
 
     def source(self, shared: dict[str, Any]) -> dict[str, Any]:
         """The source block of the next event: ``shared`` (snapshot "true"), or a copy marked first."""

@@ -11,6 +11,11 @@ keeps it in core too; a connector only says how to read its database):
 
 A source describes each table as a :class:`SnapshotTable`: its envelope, how many rows it has (for the
 progress), and its rows as :class:`RowBatch` es read in the source's consistent snapshot.
+
+A resumable snapshot (``resumable``) hands an offset with some batches, the progress a later run goes on
+from: every row read up to it goes out with it (nothing held back), so such a batch says whether its
+table ends there, for the marks. Asked to stop, it stops after such a batch (:class:`SnapshotStopped`,
+which the source takes as the end of the run); resumed (``resumed``), it marks no event first.
 """
 from __future__ import annotations
 
@@ -40,6 +45,8 @@ class RowBatch:
     position: tuple[int, ...]  # each row's position is this, then the row's sequence number
     ts: Timestamps
     middle: tuple[list[bytes], list[bytes] | None] | None = None
+    offset: dict[str, Any] | None = None  # a resumable snapshot's progress, handed over with the batch's rows
+    ends_table: bool = False  # with ``offset``: no row of the table follows (its last is marked now)
 
 
 @dataclass
@@ -50,6 +57,11 @@ class SnapshotTable:
     # the source block and position of the truncate that starts the table again after an interrupted attempt
     restart_source: dict[str, Any] = field(default_factory=dict)
     restart_position: tuple[int, ...] = ()
+    partly_read: bool = False  # a resumed snapshot goes on inside it: its first row here is not its first
+
+
+class SnapshotStopped(SourceError):
+    """A resumable snapshot stopped where it can go on from: the offset handed over last."""
 
 
 def read_event(envelope: TableEnvelope, after: Any, source: dict[str, Any], position: tuple[int, ...],
@@ -59,44 +71,72 @@ def read_event(envelope: TableEnvelope, after: Any, source: dict[str, Any], posi
 
 
 def read_tables(tables: Sequence[SnapshotTable], *, progress: str = "auto", stopping: Callable[[], bool],
-                restarted: bool = False) -> Generator[Batch, None, ChangeEvent | None]:
+                restarted: bool = False, resumable: bool = False,
+                resumed: bool = False) -> Generator[Batch, None, ChangeEvent | None]:
     """Every table's rows as batches of events; returns the snapshot's last event, not yet handed over."""
     if restarted:  # the earlier attempt's rows are void: every table starts over
         yield Batch([restart_marker(t.envelope, t.restart_source, t.restart_position) for t in tables])
-    marks = SnapshotMarks()
-    seq = 0
-    for table in tables:
+    rows = _ReadEvents(SnapshotMarks(first=not resumed))
+    for index, table in enumerate(tables):
         envelope = table.envelope
         shown = TableProgress(envelope.table_id, table.estimated_rows(), progress)
-        marks.start_table()
+        rows.marks.start_table(first=not table.partly_read)
         for batch in table.batches():
-            events: list[ChangeEvent] = []
-            if batch.middle is None:
-                for row in batch.rows:
-                    seq += 1
-                    marks.hold(read_event(envelope, row, marks.source(batch.source), (*batch.position, seq),
-                                          batch.ts), events)
-                count = len(batch.rows)
-            else:
-                first, last = batch.rows
-                rows, keys = batch.middle
-                seq += 1
-                marks.hold(read_event(envelope, first, marks.source(batch.source), (*batch.position, seq), batch.ts),
-                           events)
-                marks.release(events)  # the middle rows are never a table's first or last
-                yield Batch(events, encoded=EncodedRows(
-                    template(envelope, batch.source, keyed=keys is not None, position=(*batch.position, seq + 1),
-                             ts=batch.ts), rows, keys))
-                seq += len(rows) + 1
-                events = []
-                marks.hold(read_event(envelope, last, marks.source(batch.source), (*batch.position, seq), batch.ts),
-                           events)
-                count = len(rows) + 2
-            shown.advance(count)
-            if events:
+            events = yield from rows.read(envelope, batch)
+            shown.advance(len(batch.rows) + (len(batch.middle[0]) if batch.middle is not None else 0))
+            if batch.offset is not None:
+                rows.hand_over(events, envelope.table_id, ends_table=batch.ends_table,
+                               last_table=index == len(tables) - 1)
+                yield Batch(events, batch.offset)
+            elif events:
                 yield Batch(events)
-            if stopping():
+            if (batch.offset is not None or not resumable) and stopping():
+                if batch.offset is not None:
+                    raise SnapshotStopped("stopped during the snapshot; it goes on from there on the next run")
                 raise SourceError("stopped during the snapshot; it starts again on the next run")
-        marks.end_table(envelope.table_id)
+        rows.marks.end_table(envelope.table_id)
         shown.done()
-    return marks.finish()
+    return rows.marks.finish()
+
+
+class _ReadEvents:
+    """Rows into ``op: r`` events numbered across the snapshot, the marks holding one back."""
+
+    def __init__(self, marks: SnapshotMarks) -> None:
+        self.marks = marks
+        self.seq = 0
+
+    def _event(self, envelope: TableEnvelope, row: Any, batch: RowBatch) -> ChangeEvent:
+        self.seq += 1
+        return read_event(envelope, row, self.marks.source(batch.source), (*batch.position, self.seq), batch.ts)
+
+    def read(self, envelope: TableEnvelope, batch: RowBatch) -> Generator[Batch, None, list[ChangeEvent]]:
+        """The batch's events; with encoded middle rows, those and the events before them go out first."""
+        events: list[ChangeEvent] = []
+        if batch.middle is None:
+            for row in batch.rows:
+                self.marks.hold(self._event(envelope, row, batch), events)
+            return events
+        first, last = batch.rows
+        middle, keys = batch.middle
+        self.marks.hold(self._event(envelope, first, batch), events)
+        self.marks.release(events)  # the middle rows are never a table's first or last
+        yield Batch(events, encoded=EncodedRows(
+            template(envelope, batch.source, keyed=keys is not None, position=(*batch.position, self.seq + 1),
+                     ts=batch.ts), middle, keys))
+        self.seq += len(middle)
+        events = []
+        self.marks.hold(self._event(envelope, last, batch), events)
+        return events
+
+    def hand_over(self, events: list[ChangeEvent], table_id: str, *, ends_table: bool, last_table: bool) -> None:
+        """Nothing held back past a resumable snapshot's offset: the event held goes out, marked if its
+        table ends here."""
+        if ends_table and last_table:
+            last = self.marks.finish()
+            if last is not None:
+                events.append(last)
+            return
+        if ends_table:
+            self.marks.end_table(table_id)
+        self.marks.release(events)
