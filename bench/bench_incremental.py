@@ -96,7 +96,7 @@ def run(rows: int, rate: int, chunk: int) -> None:
             thread_a = threading.Thread(target=engine.run)
             started = time.perf_counter()
             thread_a.start()
-            while source._stream is None and thread_a.is_alive():
+            while not source.streaming and thread_a.is_alive():
                 time.sleep(0.01)
             initial_s = conv.last_read - started
             initial_rows = conv.reads
@@ -108,19 +108,19 @@ def run(rows: int, rate: int, chunk: int) -> None:
                 "signal.data.collection": "public.debezium_signal", "incremental.snapshot.chunk.size": str(chunk)})
             thread_b = threading.Thread(target=engine.run)
             thread_b.start()
-            while source._stream is None and thread_b.is_alive():
+            while not source.streaming and thread_b.is_alive():
                 time.sleep(0.01)
             changes_before = counter[0]
             started = time.perf_counter()
             with psycopg.connect(dsn, autocommit=True) as conn:
                 conn.execute("INSERT INTO debezium_signal VALUES ('bench', 'execute-snapshot', "
                              "'{\"data-collections\": [\"public.bench\"]}')")
-            while (conv.reads == 0 or source._incr.active) and thread_b.is_alive():
+            while (conv.reads == 0 or source.incremental.active) and thread_b.is_alive():
                 time.sleep(0.01)
             incremental_s = conv.last_read - started
             incremental_rows = conv.reads
             streamed = counter[0] - changes_before
-            dropped = source._incr.rows_dropped
+            dropped = source.incremental.rows_dropped
             engine.stop()
             thread_b.join()
         finally:

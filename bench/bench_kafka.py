@@ -147,7 +147,7 @@ def latency(rate: int, seconds: int, servers: str) -> None:
                       "topic.creation.default.cleanup.policy": "delete"})
         thread = threading.Thread(target=run.run)
         thread.start()
-        while run.source._stream is None:
+        while not run.source.streaming:
             time.sleep(0.05)
         with psycopg.connect(props["dsn"], autocommit=True) as conn:
             start = time.perf_counter()

@@ -185,7 +185,7 @@ def test_retained_wal_alarm_fires_with_the_sink_stopped(pg_db: dict[str, str], t
         with p:
             p.wait_ready()
             sql(pg_db, "INSERT INTO t (pad) VALUES ('first')")  # the sink stops on this one's write
-            wait_until(lambda: p.source._stream is not None and m.metrics.read_offset is not None, "the first batch", p)
+            wait_until(lambda: p.source.streaming and m.metrics.read_offset is not None, "the first batch", p)
             sql(pg_db, "INSERT INTO t (pad) SELECT repeat('x', 1000) FROM generate_series(1, 3000)")
             wait_until(lambda: metric(m, "cdc_postgres_slot_retained_wal_exceeded") == 1, "the WAL alarm", p)
             assert any("above slot.max.retained.wal.bytes=1048576" in e.message for e in m.metrics.errors)

@@ -82,7 +82,7 @@ def test_incremental_snapshot_under_concurrent_writes(pg_db: dict[str, str], tmp
             thread.join()
         with psycopg.connect(pg_db["dsn"]) as conn:
             expected = {i: v for i, v in conn.execute("SELECT id, v FROM big")}
-        source_done = lambda: p.source._incr.state() is None  # noqa: E731
+        source_done = lambda: p.source.incremental.state() is None  # noqa: E731
         p.wait_for(lambda rs: source_done() and fold(rs) == expected, timeout=50)
         records = p.sink.snapshot()
     assert counts["tx"] > 50
@@ -133,14 +133,14 @@ def test_pause_resume_and_stop(pg_db: dict[str, str], tmp_path: Path) -> None:
         sql(pg_db, "INSERT INTO a VALUES (5001)")
         p.wait_for(lambda rs: any(v["op"] == "c" and v["after"]["id"] == 5001 for v in values(rs)))
         assert incremental(p.sink.snapshot()) == [], "paused: no chunk is read"
-        assert p.source._incr.state()["paused"] is True
+        assert p.source.incremental.state()["paused"] is True
         signal(pg_db, "resume-snapshot", None)
         p.wait_for(lambda rs: len(incremental(rs, "dbz.public.a")) == 3002)  # with 5000 and 5001, inserted meanwhile
         # stop in the middle of b
         signal(pg_db, "execute-snapshot", {"data-collections": ["public\\.b"]})
         p.wait_for(lambda rs: len(incremental(rs, "dbz.public.b")) >= 500)
         signal(pg_db, "stop-snapshot", {"data-collections": ["public.b"], "type": "incremental"})
-        p.wait_for(lambda rs: p.source._incr.state() is None)
+        p.wait_for(lambda rs: p.source.incremental.state() is None)
         sql(pg_db, "INSERT INTO a VALUES (5002)")  # what the stopped chunk had read is out before this
         p.wait_for(lambda rs: any(v["op"] == "c" and v["after"]["id"] == 5002 for v in values(rs)))
         got = len(incremental(p.sink.snapshot(), "dbz.public.b"))
@@ -270,7 +270,7 @@ def test_row_changed_inside_its_window_is_emitted_once_by_the_stream(pg_db: dict
         "INSERT INTO w SELECT g, 0 FROM generate_series(1, 100) g")
     with Pipeline(props(pg_db, **{"incremental.snapshot.chunk.size": "10"}), tmp_path / "o.json") as p:
         p.wait_ready()
-        reader = p.source._reader
+        reader = p.source.incremental.reader
         original = reader.read
         touched: list[int] = []
 
@@ -284,12 +284,12 @@ def test_row_changed_inside_its_window_is_emitted_once_by_the_stream(pg_db: dict
 
         reader.read = read_then_write  # type: ignore[method-assign]
         signal(pg_db, "execute-snapshot", {"data-collections": ["public.w"]})
-        p.wait_for(lambda rs: p.source._incr.state() is None and len(incremental(rs)) == 80)
+        p.wait_for(lambda rs: p.source.incremental.state() is None and len(incremental(rs)) == 80)
         records = settle(p, pg_db, "w", 10_000, ", 0")
     assert len(touched) == 20
     read_keys = {v["after"]["id"] for v in incremental(records)}
     assert read_keys == set(range(1, 101)) - set(touched)
-    assert p.source._incr.rows_dropped == 20
+    assert p.source.incremental.rows_dropped == 20
     with psycopg.connect(pg_db["dsn"]) as conn:
         expected = dict(conn.execute("SELECT id, v FROM w").fetchall())
     state: dict[int, int] = {}

@@ -48,11 +48,12 @@ def test_read_only_incremental_snapshot_under_concurrent_writes(pg_db: dict[str,
         try:
             request(signals, "public.t")
             deadline = time.monotonic() + 120
-            while (not p.source._incr.active or p.source._incr.rows_emitted == 0) and time.monotonic() < deadline:
+            incremental = p.source.incremental
+            while (not incremental.active or incremental.rows_emitted == 0) and time.monotonic() < deadline:
                 time.sleep(0.1)
-            while p.source._incr.active and time.monotonic() < deadline:
+            while p.source.incremental.active and time.monotonic() < deadline:
                 time.sleep(0.2)
-            assert not p.source._incr.active, "the incremental snapshot did not finish"
+            assert not p.source.incremental.active, "the incremental snapshot did not finish"
         finally:
             stop.set()
             thread.join()
@@ -78,7 +79,7 @@ def test_read_only_read_comes_before_a_change_made_after_it(pg_db: dict[str, str
     changed: list[int] = []
     with Pipeline(read_only(pg_db, signals, **{"incremental.snapshot.chunk.size": "100"}), tmp_path / "o.json") as p:
         p.wait_ready()
-        reader = p.source._reader
+        reader = p.source.incremental.reader
         original = reader.read
 
         def read_then_change(task: Any, limit: int) -> Any:
@@ -92,7 +93,7 @@ def test_read_only_read_comes_before_a_change_made_after_it(pg_db: dict[str, str
         reader.read = read_then_change  # type: ignore[method-assign]
         request(signals, "public.t")
         deadline = time.monotonic() + 60
-        while (not changed or p.source._incr.active) and time.monotonic() < deadline:
+        while (not changed or p.source.incremental.active) and time.monotonic() < deadline:
             time.sleep(0.1)
         sql(pg_db, "INSERT INTO t VALUES (0, 42)")
         records = p.wait_for(lambda rs: any((v.get("after") or {}).get("v") == 42 for v in values(rs)), timeout=30)

@@ -12,7 +12,7 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -25,11 +25,7 @@ from cdc.core.signals import watermark_data
 from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres.connection import one
 from cdc.sources.postgres.snapshot import copy_select
-from cdc.sources.postgres.source_info import source_block
 from cdc.sources.postgres.tables import TableState
-
-if TYPE_CHECKING:
-    from cdc.sources.postgres.source import PostgresSource
 
 log = logging.getLogger(__name__)
 
@@ -122,17 +118,25 @@ _VISIBILITY = ("SELECT pg_snapshot_xmin(s)::text, pg_snapshot_xmax(s)::text, "
 
 class PgChunkReader:
     """The :class:`cdc.core.incremental.ChunkReader` of PostgreSQL: one query a chunk, READ COMMITTED;
-    with ``read.only`` inside a REPEATABLE READ transaction whose snapshot is kept in :attr:`visibility`."""
+    with ``read_only`` inside a REPEATABLE READ transaction whose snapshot is kept in :attr:`visibility`."""
 
-    def __init__(self, source: PostgresSource) -> None:
-        self.source = source
+    def __init__(self, connect: Callable[[], psycopg.Connection],
+                 captured_table: Callable[[str], cat.CatalogTable | None],
+                 table_state: Callable[[cat.CatalogTable], TableState],
+                 source: Callable[[cat.CatalogTable, int], dict[str, Any]], *, read_only: bool) -> None:
+        """``source(table, ts_us)``: the source block of a chunk's events."""
+        self._connect = connect
+        self._captured_table = captured_table
+        self._table_state = table_state
+        self._source = source
+        self.read_only = read_only
         self._conn: psycopg.Connection | None = None
         self._states: dict[str, tuple[int, TableState]] = {}
         self.visibility: Visibility | None = None
 
     def _connection(self) -> psycopg.Connection:
         if self._conn is None or self._conn.closed:
-            self._conn = self.source.settings.connect()
+            self._conn = self._connect()
         return self._conn
 
     def close(self) -> None:
@@ -141,7 +145,7 @@ class PgChunkReader:
         self._conn = None
 
     def _table(self, name: str) -> cat.CatalogTable:
-        table = self.source.captured_table(name)
+        table = self._captured_table(name)
         if table is None:
             raise ChunkError(f"table {name} does not exist or is not captured")
         return table
@@ -173,22 +177,20 @@ class PgChunkReader:
         out: list[tuple[list[Any], ChangeEvent]] = []
         conn = self._connection()
         try:
-            if self.source.read_only:
+            if self.read_only:
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 xmin, xmax, xip, lsn = one(conn, _VISIBILITY)
                 wrap = 1 << 32  # pgoutput's xids are 32 bits
                 self.visibility = Visibility(int(xmin) % wrap, int(xmax) % wrap,
                                              frozenset(int(x) % wrap for x in xip or ()), int(lsn))
             batches = list(copy_select(conn, select, table.qualified, batch_rows=limit + 1))
-            if self.source.read_only:
+            if self.read_only:
                 conn.execute("COMMIT")
         except psycopg.Error as exc:
             self.close()
             raise ChunkError(f"reading a chunk failed: {str(exc).strip()}") from None
         ts = now_ts()
-        src = self.source
-        shared = source_block(src.prefix, src.settings.dbname, table.schema, table.name, ts_us=ts[1],
-                              snapshot="incremental", lsn=src.stream_lsn or None)
+        shared = self._source(table, ts[1])
         for rows in batches:
             for values in rows:
                 event = state.envelope.event(OP_READ, None, state.row(values), shared, ts=ts)
@@ -198,7 +200,7 @@ class PgChunkReader:
     def _state(self, table: cat.CatalogTable) -> TableState:
         cached = self._states.get(table.qualified)
         if cached is None or cached[0] != id(table):
-            cached = (id(table), self.source.table_state(table))
+            cached = (id(table), self._table_state(table))
             self._states[table.qualified] = cached
         return cached[1]
 

@@ -126,6 +126,51 @@ def with_retries(settings: ConnectionSettings, what: str, action: Callable[[], T
     return settings.retry.call(what, action, stopping)
 
 
+class Connections:
+    """The source's two long-lived connections, each opened on first use (with retries) and again after
+    it broke: the catalog one (queries, slot management) and the replication one (the slot's stream)."""
+
+    def __init__(self, settings: ConnectionSettings, stopping: Callable[[], bool]) -> None:
+        self.settings = settings
+        self._stopping = stopping
+        self._catalog: psycopg.Connection | None = None
+        self._replication: psycopg.Connection | None = None
+
+    def catalog(self) -> psycopg.Connection:
+        if self._catalog is None or self._catalog.closed:
+            self._catalog = with_retries(self.settings, "connecting to PostgreSQL", self.settings.connect,
+                                         self._stopping)
+        return self._catalog
+
+    def replication(self) -> psycopg.Connection:
+        if self._replication is None or self._replication.closed:
+            self._replication = with_retries(self.settings, "opening a replication connection",
+                                             lambda: self.settings.connect(replication=True), self._stopping)
+        return self._replication
+
+    def close_replication(self) -> None:
+        """The replication connection holds the exported snapshot and the slot in use: let them go."""
+        if self._replication is not None:
+            self._replication.close()
+            self._replication = None
+
+    def close(self) -> None:
+        for conn in (self._replication, self._catalog):
+            if conn is not None and not conn.closed:
+                conn.close()
+        self._replication = self._catalog = None
+
+    def drop(self) -> None:
+        """Both connections broke (the stream is retried): closed whatever state they are in."""
+        for conn in (self._replication, self._catalog):
+            try:
+                if conn is not None:
+                    conn.close()
+            except Exception:  # noqa: BLE001 - the connection is broken anyway
+                pass
+        self._replication = self._catalog = None
+
+
 def one(conn: psycopg.Connection, query: str, params: Any = ()) -> tuple[Any, ...]:
     """The single row a catalog query always returns (``SHOW``, an aggregate)."""
     row = conn.execute(query, params).fetchone()

@@ -4,7 +4,7 @@
     loop:
         CopyData 'w' XLogData  (wal_start, wal_end, send_time, pgoutput message)  -> yielded
         CopyData 'k' keepalive (wal_end, send_time, reply_requested)              -> answered
-        nothing for `idle` seconds                                                 -> yield None
+        no XLogData for `idle` seconds                                             -> yield IDLE
         every status interval, or when asked: 'r' standby status (write, flush, apply)
 
 Reads never block longer than ``idle`` so the caller keeps control (to flush, to stop).
@@ -82,9 +82,12 @@ class ReplicationStream:
 
     def messages(self, idle: float) -> Iterator[XLogData | str]:
         """XLogData messages as they come; ``DRAINED`` when nothing more is buffered (before
-        waiting), ``IDLE`` after ``idle`` seconds without a message."""
+        waiting), ``IDLE`` after ``idle`` seconds without XLogData. Keepalives do not count: a server
+        shutting down sends them back to back until we confirm its last position, and that needs the
+        caller to hand over (and the engine to store) what it holds, which it does when IDLE."""
         pgconn = self.pgconn
         drained = False
+        quiet_since = time.monotonic()  # the last XLogData, or the last IDLE
         while True:
             with self._io:
                 nbytes, data = pgconn.get_copy_data(1)
@@ -94,8 +97,10 @@ class ReplicationStream:
                     yield DRAINED
                     continue
                 self.maybe_send_status()
-                ready, _, _ = select.select([pgconn.socket], [], [], idle)
+                left = idle - (time.monotonic() - quiet_since)
+                ready = select.select([pgconn.socket], [], [], left)[0] if left > 0 else []
                 if not ready:
+                    quiet_since = time.monotonic()
                     yield IDLE
                     continue
                 try:
@@ -113,6 +118,7 @@ class ReplicationStream:
             drained = False
             kind = data[0]
             if kind == 0x77:  # 'w'
+                quiet_since = time.monotonic()
                 # New data is not acknowledged yet: keepalives may not be confirmed past it.
                 self.idle_flush_allowed = False
                 wal_start, wal_end, _ = _XLOG_HEADER.unpack_from(data, 1)

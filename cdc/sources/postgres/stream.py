@@ -7,9 +7,9 @@
     Insert / Update / Delete / Truncate / Message -> events (cdc.core.emitter)
     Commit     END; the committed position moves past the transaction
 
-The source drives it: it feeds each XLogData to :meth:`ChangeStream.handle` and, between
-messages, hands the events over with :meth:`ChangeStream.position`. Incremental-snapshot windows
-and signals are the source's: it answers through :class:`StreamHooks`.
+The streamer (streamer.py) drives it: it feeds each XLogData to :meth:`ChangeStream.handle` and,
+between messages, hands the events over with :meth:`ChangeStream.position`. Incremental-snapshot
+windows and signals are the signal handling's (signaling.py): it answers through :class:`StreamHooks`.
 """
 from __future__ import annotations
 
@@ -64,13 +64,14 @@ _OPS = {po.Insert: "c", po.Update: "u", po.Delete: "d"}
 
 
 class StreamHooks(Protocol):
-    """What the stream asks the source (signals, incremental-snapshot windows)."""
+    """What the stream asks the signal handling (signals, incremental-snapshot windows)."""
 
-    def before_transaction(self, final_lsn: int, events: list[ChangeEvent]) -> None:
-        """A transaction is about to open (a read-only chunk's window may close here)."""
+    def before_transaction(self, final_lsn: int, events: list[ChangeEvent], where: tuple[int, int]) -> None:
+        """A transaction is about to open, the stream standing at ``where`` (a read-only chunk's window
+        may close here)."""
 
-    def signal_row(self, values: Sequence[Any], events: list[ChangeEvent], position: tuple[int, int]) -> None:
-        """A row inserted into the signal table."""
+    def signal_row(self, row: dict[str, Any], events: list[ChangeEvent], position: tuple[int, int]) -> None:
+        """A row inserted into the signal table, by column name."""
 
     def watching(self, table: str, xid: int) -> bool:
         """Whether changes of ``table`` (by transaction ``xid``) fall into an open snapshot window."""
@@ -94,6 +95,29 @@ class Transaction:
     last_change: int | None = None  # LSN of its last change handed out
 
 
+class MessageEvents:
+    """Logical decoding messages (pg_logical_emit_message) as Debezium's message events."""
+
+    def __init__(self, prefix: str, dbname: str, binary_mode: str) -> None:
+        self.prefix = prefix
+        self.dbname = dbname
+        self.topic = sanitize_topic(f"{prefix}.message")
+        self.schema = message_value_schema(binary_mode)
+        self.content = binary_encoder(binary_mode)
+
+    def event(self, message: po.LogicalMessage, tx: Transaction, lsn: int, last_commit_lsn: int | None,
+              block: dict[str, Any] | None) -> ChangeEvent:
+        """``block``: the transaction block of a transactional message, when transactions are tracked."""
+        source = source_block(self.prefix, self.dbname, "", "",
+                              ts_us=tx.commit_us if message.transactional else time.time_ns() // 1000,
+                              tx_id=tx.xid if message.transactional else None, lsn=lsn,
+                              last_commit_lsn=last_commit_lsn)
+        value = {"op": OP_MESSAGE, "ts_ms": now_ts()[0], "source": source, "transaction": block,
+                 "message": {"prefix": message.prefix, "content": self.content(message.content)}}
+        return ChangeEvent(self.topic, MESSAGE_KEY_SCHEMA, {"prefix": message.prefix}, self.schema, value,
+                           context_headers=False)
+
+
 class ChangeStream:
     def __init__(self, *, resume: PgPosition, prefix: str, dbname: str, emitter: ChangeEmitter,
                  relations: dict[int, TableState | None], describe: Callable[[po.Relation], TableState | None],
@@ -112,8 +136,7 @@ class ChangeStream:
         self.signal_table = signal_table
         self.hooks = hooks
         self.per_event_ids = per_event_ids  # transaction.id.mode=debezium
-        self.message_schema = message_value_schema(binary_mode)
-        self.message_content = binary_encoder(binary_mode)
+        self.messages = MessageEvents(prefix, dbname, binary_mode)
         self.tx = Transaction()
         self.last_commit_lsn: int | None = None  # source.sequence's first LSN (Debezium's)
         # The events list of the last COMMIT, how many events it held then, and the position after it.
@@ -165,8 +188,8 @@ class ChangeStream:
         return po.Insert(None, relid, row) if kind == 0x49 else po.Update(None, relid, None, None, row)
 
     def _on_begin(self, message: po.Begin, wal_start: int, events: list[ChangeEvent]) -> None:
-        self.hooks.before_transaction(message.final_lsn, events)
         tx = self.tx
+        self.hooks.before_transaction(message.final_lsn, events, (tx.final_lsn, tx.last_change or 0))
         tx.open = True
         tx.xid = message.xid
         tx.final_lsn = message.final_lsn
@@ -229,7 +252,9 @@ class ChangeStream:
         state = self.relations.get(message.relid)
         if state is None:
             if message.relid == self._signal_relid and isinstance(message, po.Insert):
-                self.hooks.signal_row(message.new, events, (self.tx.final_lsn, lsn))
+                # a column added to the signal table since: ignored
+                row = dict(zip(self.signal_columns, message.new, strict=False))
+                self.hooks.signal_row(row, events, (self.tx.final_lsn, lsn))
             return
         first = len(events)
         self._row_events(state, message, lsn, events)
@@ -289,19 +314,11 @@ class ChangeStream:
             self._change_seen(lsn)
         else:
             self.last_commit_lsn = lsn  # Debezium commits a non-transactional message at once
-        tx = self.tx
-        source = source_block(self.prefix, self.dbname, "", "",
-                              ts_us=tx.commit_us if message.transactional else time.time_ns() // 1000,
-                              tx_id=tx.xid if message.transactional else None, lsn=lsn,
-                              last_commit_lsn=self.last_commit_lsn)
         tracker = self.emitter.tracker
         # A transactional message is an event of its transaction: counted, with its block.
         block = tracker.block(MESSAGE_DATA_COLLECTION) if message.transactional and tracker is not None \
             and tracker.active else None
-        value = {"op": OP_MESSAGE, "ts_ms": now_ts()[0], "source": source, "transaction": block,
-                 "message": {"prefix": message.prefix, "content": self.message_content(message.content)}}
-        events.append(ChangeEvent(sanitize_topic(f"{self.prefix}.message"), MESSAGE_KEY_SCHEMA,
-                                  {"prefix": message.prefix}, self.message_schema, value, context_headers=False))
+        events.append(self.messages.event(message, self.tx, lsn, self.last_commit_lsn, block))
 
     _HANDLERS: dict[type, Callable[[ChangeStream, Any, int, list[ChangeEvent]], None]] = {
         po.Begin: _on_begin, po.Commit: _on_commit, po.Relation: _on_relation, po.TypeMessage: _on_type,

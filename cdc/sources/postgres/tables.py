@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from cdc.core import connect
@@ -169,3 +170,30 @@ class TableState:
         if row is None or not self.key_names:
             return None
         return tuple(row.get(k) for k in self.key_names)
+
+
+@dataclass
+class RowFormat:
+    """How rows are built, set on the source after it is made (cdc.core.source.NativeRows, EncodedBatches)."""
+
+    native: bool = False  # as the compiled codec's JSON: nothing but the JSON converter reads them
+    encoded: bool = False  # with native, a snapshot's rows also in batches the codec encoded (the engine's)
+
+
+@dataclass(frozen=True)
+class TableStates:
+    """The :class:`TableState` of a table version under this pipeline's options (topic prefix, type
+    modes, column filter, message.key.columns, the unavailable-value placeholder)."""
+
+    topic_prefix: str
+    types: TypeRegistry
+    modes: TypeModes
+    column_filter: NameFilter
+    key_spec: dict[str, list[str]]
+    unavailable_placeholder: str
+
+    def __call__(self, table: CatalogTable, columns: Sequence[ColumnType] | None = None) -> TableState:
+        """``columns``: as a Relation message lists them (default: the catalog's)."""
+        return TableState(table, table.columns if columns is None else columns, topic_prefix=self.topic_prefix,
+                          types=self.types, modes=self.modes, column_filter=self.column_filter,
+                          key_spec=self.key_spec, unavailable_placeholder=self.unavailable_placeholder)

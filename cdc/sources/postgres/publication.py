@@ -1,0 +1,86 @@
+"""The publication pgoutput decodes through, and the tables it makes captured.
+
+A table is captured when table.include.list / table.exclude.list let it through and the publication
+publishes it; the signal table (signal.data.collection) is published too, for its rows to be read as
+signals, but never captured. The set is read at the start and read again when a signal names tables
+created since.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import psycopg
+
+from cdc.core.errors import SourceError
+from cdc.core.filters import NameFilter, warn_if_nothing_captured
+from cdc.core.quoting import pg_identifier, pg_table
+from cdc.sources.postgres import catalog as cat
+from cdc.sources.postgres import chunks
+
+log = logging.getLogger(__name__)
+
+
+class Publication:
+    def __init__(self, name: str, catalog: Callable[[], psycopg.Connection], *, table_filter: NameFilter,
+                 autocreate_mode: str, takeover: bool, signal_table: str | None, signal_source: bool) -> None:
+        """``signal_source``: signals come through the signal table, which must then be published."""
+        self.name = name
+        self._catalog = catalog
+        self._filter = table_filter
+        self._autocreate_mode = autocreate_mode
+        self._takeover = takeover
+        self._signal_table = signal_table
+        self._signal_source = signal_source
+        self._captured: dict[str, cat.CatalogTable] = {}
+
+    def included(self, tables: list[cat.CatalogTable]) -> list[cat.CatalogTable]:
+        """The tables the filters let through (never the signal table), published or not."""
+        return [t for t in tables if self._filter(t.qualified) and t.qualified != self._signal_table]
+
+    def prepare(self, everything: list[cat.CatalogTable], *, ours: bool) -> list[cat.CatalogTable]:
+        """The captured tables, the publication made to hold them (and the signal table) first.
+        ``ours``: this pipeline has a stored offset, so the publication of its name is its own."""
+        conn = self._catalog()
+        tables = self.included(everything)
+        if not self._filter.is_open:
+            warn_if_nothing_captured([t.qualified for t in tables], sorted(t.qualified for t in everything),
+                                     "table.include.list / table.exclude.list")
+        _warn_about_keys(tables)
+        to_publish = tables
+        if self._signal_source:
+            assert self._signal_table is not None
+            chunks.check_signal_table(conn, self._signal_table)
+            to_publish = tables + [t for t in everything if t.qualified == self._signal_table]
+        cat.ensure_publication(conn, self.name, self._autocreate_mode, to_publish, may_alter=ours or self._takeover)
+        published = cat.publication_tables(conn, self.name) or set()
+        if self._signal_source and self._signal_table not in published:
+            schema, _, name = (self._signal_table or "").partition(".")
+            raise SourceError(f"signal table {self._signal_table} is not in publication {self.name}, so "
+                              f"signals and watermarks written to it would never be read",
+                              fix=f"ALTER PUBLICATION {pg_identifier(self.name)} ADD TABLE "
+                                  f"{pg_table(schema, name)};")
+        tables = [t for t in tables if t.qualified in published]
+        self._captured = {t.qualified: t for t in tables}
+        return tables
+
+    def captured_table(self, qualified: str) -> cat.CatalogTable | None:
+        return self._captured.get(qualified)
+
+    def captured_keys(self) -> dict[str, bool]:
+        """Every captured table as it is now (tables created since the start too): whether it has a key."""
+        conn = self._catalog()
+        published = cat.publication_tables(conn, self.name) or set()
+        self._captured = {t.qualified: t for t in self.included(cat.read_tables(conn)) if t.qualified in published}
+        return {name: bool(table.primary_key) for name, table in self._captured.items()}
+
+
+def _warn_about_keys(tables: list[cat.CatalogTable]) -> None:
+    for table in tables:
+        if not table.primary_key and table.replica_identity in ("d", "n"):
+            log.warning(
+                "table %s has no primary key and REPLICA IDENTITY %s: its events get a null key, and "
+                "UPDATE/DELETE on it fail once it is published; fix: ALTER TABLE %s REPLICA IDENTITY FULL; "
+                "(or add a primary key)", table.qualified,
+                "DEFAULT" if table.replica_identity == "d" else "NOTHING", pg_table(table.schema, table.name),
+            )
