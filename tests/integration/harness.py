@@ -14,7 +14,7 @@ from cdc.core.header_converters import header_converter
 from cdc.core.offsets import FileOffsetStore
 from cdc.core.records import SinkRecord
 from cdc.core.retry import RetryPolicy
-from cdc.core.source import EncodedBatches, NativeRows
+from cdc.core.source import EncodedBatches, NativeRows, ReportsStreaming
 from cdc.engine import Engine
 from cdc.sources.postgres import PostgresSource
 
@@ -122,7 +122,7 @@ class Pipeline:
         while time.monotonic() < deadline:
             if self.error is not None:
                 raise self.error
-            if self.source._stream is not None:
+            if isinstance(self.source, ReportsStreaming) and self.source.streaming:
                 return
             time.sleep(0.05)
         raise AssertionError("the source did not start streaming")

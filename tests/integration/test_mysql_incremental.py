@@ -70,9 +70,9 @@ def test_incremental_snapshot_while_rows_change(mysql_server: dict[str, Any], my
             p.wait_for(lambda records: any(r["value"] and r["value"]["payload"].get("op") == "r" for r in records
                                            if r["topic"] == topic), timeout=30)
             deadline = time.monotonic() + 120
-            while p.source._incr.active and time.monotonic() < deadline:
+            while p.source.incremental.active and time.monotonic() < deadline:
                 time.sleep(0.2)
-            assert not p.source._incr.active, "the incremental snapshot did not finish"
+            assert not p.source.incremental.active, "the incremental snapshot did not finish"
         finally:
             stop.set()
             thread.join()
@@ -104,7 +104,7 @@ def test_conditions_stop_and_bad_signals(mysql_server: dict[str, Any], mysql_db:
         execute_snapshot(mysql_server, db, {"data-collections": [f"{db}.t2"], "additional-conditions": [
             {"data-collection": f"{db}.t2", "filter": "no_such_column = 1"}]}, "cond-bad")
         deadline = time.monotonic() + 60
-        while p.source._incr.active and time.monotonic() < deadline:
+        while p.source.incremental.active and time.monotonic() < deadline:
             time.sleep(0.1)
         sql(mysql_server, db, "INSERT INTO t VALUES (9999, 9)")
         records = p.wait_count(1, topic=topic)
@@ -144,7 +144,7 @@ def test_pause_resume_and_stop(mysql_server: dict[str, Any], mysql_db: dict[str,
         p.wait_count(1000, topic=topic, timeout=60)
         execute_snapshot(mysql_server, db, {"data-collections": [f"{db}.t"]}, "s4", "stop-snapshot")
         deadline = time.monotonic() + 30
-        while p.source._incr.active and time.monotonic() < deadline:
+        while p.source.incremental.active and time.monotonic() < deadline:
             time.sleep(0.1)
         count = len([r for r in p.sink.snapshot() if r["topic"] == topic])
         sql(mysql_server, db, "UPDATE t SET v = 5 WHERE id = 1")
@@ -288,9 +288,9 @@ def test_read_only_incremental_snapshot_uses_binlog_positions(mysql_server: dict
             p.wait_for(lambda rs: any(r["value"] and r["value"]["payload"].get("op") == "r" for r in rs
                                       if r["topic"] == topic), timeout=30)
             deadline = time.monotonic() + 120
-            while p.source._incr.active and time.monotonic() < deadline:
+            while p.source.incremental.active and time.monotonic() < deadline:
                 time.sleep(0.2)
-            assert not p.source._incr.active, "the incremental snapshot did not finish"
+            assert not p.source.incremental.active, "the incremental snapshot did not finish"
         finally:
             stop.set()
             thread.join()
@@ -323,7 +323,7 @@ def test_read_only_window_drops_a_row_changed_after_its_read(mysql_server: dict[
     changed: list[int] = []
     with pipeline(mysql_db, tmp_path, **props) as p:
         p.wait_ready()
-        reader = p.source._reader
+        reader = p.source.incremental.reader
         original = reader.read
 
         def read_then_change(task: Any, limit: int) -> Any:
@@ -339,12 +339,12 @@ def test_read_only_window_drops_a_row_changed_after_its_read(mysql_server: dict[
             handle.write(json.dumps({"id": "ro-2", "type": "execute-snapshot",
                                      "data": {"data-collections": [f"{db}.t"]}}) + "\n")
         deadline = time.monotonic() + 60
-        while (not changed or p.source._incr.active) and time.monotonic() < deadline:
+        while (not changed or p.source.incremental.active) and time.monotonic() < deadline:
             time.sleep(0.1)
         sql(mysql_server, db, "INSERT INTO t VALUES (0, 42)")
         records = p.wait_for(lambda rs: any(r["value"] and (r["value"]["payload"].get("after") or {}).get("v") == 42
                                             for r in rs if r["topic"] == topic), timeout=30)
-        dropped = p.source._incr.rows_dropped
+        dropped = p.source.incremental.rows_dropped
     assert changed == list(range(1, 1001, 100))
     reads = {r["value"]["payload"]["after"]["id"] for r in records if r["topic"] == topic
              and r["value"]["payload"]["op"] == "r"}
@@ -357,7 +357,7 @@ def test_read_only_window_drops_a_row_changed_after_its_read(mysql_server: dict[
 def test_cdc_signal_writes_to_the_mysql_signal_table(mysql_server: dict[str, Any], mysql_db: dict[str, str],
                                                      tmp_path: Path) -> None:
     db = mysql_db["db"]
-    sql(mysql_server, db, SIGNALS)
+    sql(mysql_server, db, SIGNALS, "CREATE TABLE t (id int PRIMARY KEY)")  # cdc signal refuses a table not captured
     properties = tmp_path / "p.properties"
     properties.write_text("\n".join([
         "connector.class=io.debezium.connector.mariadb.MariaDbConnector", "topic.prefix=dbz",

@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pymysql
 
@@ -22,11 +23,10 @@ from cdc.core.envelope import OP_READ, now_ts
 from cdc.core.errors import SourceError
 from cdc.core.incremental import ChunkError, TableTask
 from cdc.core.records import ChangeEvent
+from cdc.core.schema import Table
 from cdc.core.signals import watermark_data
 from cdc.sources.mysql.snapshot import quote
-
-if TYPE_CHECKING:
-    from cdc.sources.mysql.source import MySqlSource
+from cdc.sources.mysql.tables import TableState
 
 log = logging.getLogger(__name__)
 
@@ -74,16 +74,28 @@ def _offset_value(value: Any) -> Any:
                      f"(binary keys are not supported by incremental snapshots)")
 
 
+@dataclass(frozen=True)
+class ChunkTables:
+    """What reading a captured table while streaming asks of the source (incremental and blocking
+    snapshots): the table's model and decoding state at the stream's position, and the source block
+    of rows read there."""
+
+    model: Callable[[str, str], Table | None]  # (database, table) -> None: not captured (or the signal table)
+    state: Callable[[str, str], TableState | None]
+    source_block: Callable[[str, str, int], dict[str, Any]]  # (database, table, ts_ms)
+
+
 class MySqlChunkReader:
     """The :class:`cdc.core.incremental.ChunkReader` of MySQL / MariaDB (one query a chunk)."""
 
-    def __init__(self, source: MySqlSource) -> None:
-        self.source = source
+    def __init__(self, connect: Callable[[], pymysql.connections.Connection], tables: ChunkTables) -> None:
+        self._connect = connect
+        self.tables = tables
         self._conn: pymysql.connections.Connection | None = None
 
     def connection(self) -> pymysql.connections.Connection:
         if self._conn is None or not self._conn.open:
-            self._conn = self.source.settings.connect()
+            self._conn = self._connect()
         return self._conn
 
     def close(self) -> None:
@@ -93,7 +105,7 @@ class MySqlChunkReader:
 
     def _key(self, task: TableTask) -> tuple[str, str, list[str]]:
         database, _, table = task.table.partition(".")
-        model = self.source.table_model(database, table)
+        model = self.tables.model(database, table)
         if model is None:
             raise ChunkError(f"table {task.table} does not exist or is not captured")
         names = [c.name for c in model.columns]
@@ -126,7 +138,7 @@ class MySqlChunkReader:
 
     def read(self, task: TableTask, limit: int) -> list[tuple[list[Any], ChangeEvent]]:
         database, table, key = self._key(task)
-        state = self.source.table_state(database, table)
+        state = self.tables.state(database, table)
         assert state is not None
         columns = [c.name for c in state.table.columns]
         positions = [columns.index(k) for k in key]
@@ -145,7 +157,7 @@ class MySqlChunkReader:
                f"LIMIT {int(limit)}")
         rows = self._query(sql, tuple(params), "reading a chunk")
         ts = now_ts()
-        shared = self.source.incremental_source_block(database, table, ts[0])
+        shared = self.tables.source_block(database, table, ts[0])
         return [([_offset_value(values[i]) for i in positions],
                  state.envelope.event(OP_READ, None, state.row(values), shared, ts=ts)) for values in rows]
 

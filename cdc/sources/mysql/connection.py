@@ -185,6 +185,18 @@ class ServerInfo:
             return f"mysql:{self.server_uuid}"
         return f"mariadb:{self.server_id}:{self.gtid_domain_id}:{self.datadir}"
 
+    def check_written_here(self, what: str, stored: str | None, error: type[CdcError]) -> None:
+        """Offsets and schema history name the server they were written on: another server's are refused
+        (its binlog positions and tables are not this one's)."""
+        if stored is None or stored == self.identity:
+            return  # written before servers were named (or by Debezium): taken as it is
+        raise error(
+            f"the {what} was written on another server ({stored}) than this one ({self.identity}): its "
+            f"binlog positions and tables are not this server's",
+            fix="point the pipeline at the server it was capturing; or, if this server replaced it (a restore, a "
+                "failover), take a new snapshot: move the offsets and the schema history away (or give the pipeline "
+                "a new name)")
+
 
 def _variables(conn: pymysql.connections.Connection, names: list[str]) -> dict[str, str]:
     with conn.cursor() as cur:

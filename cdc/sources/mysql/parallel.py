@@ -13,12 +13,18 @@ JSON), is one chunk.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypedDict
 
 import pymysql
 
-from cdc.sources.mysql.snapshot import quote
+from cdc.core.envelope import OP_READ, now_ts
+from cdc.core.records import ChangeEvent
+from cdc.core.schema import Table
+from cdc.sources.mysql.position import position_key
+from cdc.sources.mysql.snapshot import quote, select_rows
+from cdc.sources.mysql.source_info import source_block
+from cdc.sources.mysql.tables import TableState
 
 
 class Chunk(TypedDict):
@@ -57,3 +63,31 @@ def condition(conn: pymysql.connections.Connection, chunk: Chunk) -> str | None:
         if bound is not None:
             parts.append(f"{columns} {op} (" + ", ".join(conn.escape(v) for v in bound) + ")")
     return " AND ".join(parts) or None
+
+
+def plan_chunks(conn: pymysql.connections.Connection, tables: Sequence[tuple[str, str]],
+                model: Callable[[str, str], Table | None], chunk_rows: int) -> list[Chunk]:
+    """Every table (database, table) cut into key ranges of ``chunk_rows`` rows; one chunk for a table
+    without a primary key or with keys an offset cannot hold."""
+    chunks: list[Chunk] = []
+    for database, table in sorted(tables):
+        found = model(database, table)
+        key = list(found.primary_key) if found is not None else []
+        bounds = chunk_bounds(conn, database, table, key, chunk_rows) if key else []
+        if not plain_values(bounds):
+            bounds = []
+        chunks += table_chunks(database, table, key, bounds)
+    return chunks
+
+
+def chunk_events(conn: pymysql.connections.Connection, plan: dict[str, Any], chunk: Chunk, state: TableState, *,
+                 flavor: str, prefix: str, fetch_size: int) -> Iterator[list[ChangeEvent]]:
+    """The chunk's rows as read events, at the plan's binlog position (before every streamed change)."""
+    database, _, table = chunk["table"].partition(".")
+    file_index = position_key(plan["file"], 0)[0]
+    shared = source_block(flavor, prefix, database, table, ts_ms=plan["ts_us"] // 1000, server_id=0,
+                          file=plan["file"], pos=plan["pos"], snapshot="true")
+    for rows in select_rows(conn, database, table, fetch_size, condition(conn, chunk)):
+        ts = now_ts()
+        yield [state.envelope.event(OP_READ, None, state.row(values), dict(shared),
+                                    position=(file_index, plan["pos"], 0, 0), ts=ts) for values in rows]

@@ -116,6 +116,22 @@ def read_schema(conn: pymysql.connections.Connection, capture_database: Callable
     return read
 
 
+def create_statements(conn: pymysql.connections.Connection, qualified: str) -> list[str]:
+    """SHOW CREATE DATABASE and SHOW CREATE TABLE of one table (database.table) as it is now."""
+    database, _, table = qualified.partition(".")
+    statements: list[str] = []
+    try:
+        with conn.cursor() as cur:
+            for show in (f"SHOW CREATE DATABASE {quote(database)}",
+                         f"SHOW CREATE TABLE {quote(database)}.{quote(table)}"):
+                cur.execute(show)
+                statements.append(cur.fetchone()[1])
+    except pymysql.MySQLError as exc:
+        raise SourceError(f"table {qualified!r} cannot be read: {exc.args[-1]}",
+                          fix="check the table option (database.table)") from None
+    return statements
+
+
 def release_global_lock(conn: pymysql.connections.Connection, point: SnapshotPoint) -> None:
     if point.global_lock:
         with conn.cursor() as cur:

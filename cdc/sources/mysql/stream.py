@@ -78,6 +78,19 @@ class StreamHooks(Protocol):
         """A transaction starts at ``position`` (read-only watermarks behind it fire)."""
 
 
+@dataclass(frozen=True)
+class StreamCallbacks:
+    """:class:`StreamHooks` as callables the source wires (the table catalog, the schema history, the
+    signals), so that the stream holds none of them."""
+
+    table_state: Callable[[str, str], TableState | None]
+    schema_changed: Callable[[], None]
+    record_ddl: Callable[[dict[str, Any], str | None, str, list[dict[str, Any]]], None]
+    signal_row: Callable[[dict[str, Any], list[ChangeEvent], tuple[int, ...]], None]
+    observe: Callable[[str, Sequence[ChangeEvent]], None]
+    transaction_starts: Callable[[tuple[int, str, int], list[ChangeEvent]], None]
+
+
 @dataclass
 class StreamSettings:
     prefix: str

@@ -1,9 +1,17 @@
-"""Per-table decoding state: the columns of one table version, their converters and envelope.
+"""Per-table decoding state: the columns of one table version, their converters and envelope; and the
+catalog that keeps the schema model they are built from.
 
 Built from the schema model (``ddl.py``) at the binlog position of the rows, never from the
 live table, so rows written before a later ALTER decode with the columns they had. Values are
 taken by position: the binlog's rows and a snapshot's ``SELECT *`` both list every column in
 table order.
+
+    snapshot / history replay / DESCRIBE  -> TableCatalog.use(schema): the model, states dropped
+    a DDL in the binlog                   -> the model changes in place: schema_changed() drops the states
+    rows of db.t                          -> state(db, t): built once per table version
+
+The server's facts (its character set, lower_case_table_names, flavour) shape new models and the
+events' source schema; the catalog learns them on connecting (``connected``).
 """
 from __future__ import annotations
 
@@ -11,11 +19,16 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from cdc.config import Config
 from cdc.core import connect
 from cdc.core.envelope import TableEnvelope
 from cdc.core.filters import NameFilter, resolve_key_columns
 from cdc.core.schema import Table
 from cdc.core.topics import table_topic
+from cdc.sources.mysql.capture import CaptureFilter
+from cdc.sources.mysql.connection import ServerInfo
+from cdc.sources.mysql.ddl import MySqlSchema
+from cdc.sources.mysql.source_info import source_schema
 from cdc.sources.mysql.types import TypeModes, field_schema, value_converter_parts
 
 log = logging.getLogger(__name__)
@@ -78,3 +91,80 @@ class TableState:
         """A row image (values in table column order) as the event's row struct."""
         return {name: missing if (value := values[index]) is None else convert(value)
                 for index, name, convert, missing in self._spec}
+
+
+class TableCatalog:
+    """The schema model in use and the decoding state of each table it knows."""
+
+    def __init__(self, config: Config, *, prefix: str, capture: CaptureFilter, column_filter: NameFilter,
+                 key_spec: dict[str, list[str]]) -> None:
+        self.prefix = prefix
+        self.capture = capture
+        self.column_filter = column_filter
+        self.key_spec = key_spec
+        self.modes = TypeModes.from_config(config)
+        self.skip_unparseable: bool = config.get("schema.history.internal.skip.unparseable.ddl")
+        self.include_comments: bool = config.get("include.schema.comments")
+        self.include_schema_changes: bool = config.get("include.schema.changes")
+        self.server: ServerInfo | None = None
+        self.source_schema: dict[str, Any] = source_schema("mysql")
+        self.schema: MySqlSchema | None = None
+        self._states: dict[tuple[str, str], TableState | None] = {}
+
+    def connected(self, server: ServerInfo) -> None:
+        self.server = server
+        self.source_schema = source_schema(server.flavor)
+
+    @property
+    def flavor(self) -> str:
+        return self.server.flavor if self.server else "mysql"
+
+    def new_schema(self) -> MySqlSchema:
+        """An empty model that parses DDL as this server does."""
+        server = self.server
+        return MySqlSchema(
+            server_charset=server.charset if server else None,
+            skip_unparseable=self.skip_unparseable,
+            include_comments=self._comments(),
+            lower_case_table_names=server.lower_case_table_names if server else 0,
+        )
+
+    def _comments(self) -> bool:
+        """Debezium 3.5's MariaDB connector hands its DDL parser include.schema.changes where
+        include.schema.comments belongs: on MariaDB comments are kept whenever schema changes are
+        emitted (the default); its MySQL connector reads include.schema.comments."""
+        return self.include_comments or (self.flavor == "mariadb" and self.include_schema_changes)
+
+    def use(self, schema: MySqlSchema | None) -> None:
+        """The model from now on (None: not known yet); the states of the one before are stale."""
+        self.schema = schema
+        self._states.clear()
+
+    def schema_changed(self) -> None:
+        """A DDL changed the model in place: states built before it are stale."""
+        self._states.clear()
+
+    def state(self, database: str, table: str) -> TableState | None:
+        """The decoding state of a table the model knows (None: it does not)."""
+        key = (database, table)
+        if key not in self._states:
+            assert self.schema is not None
+            model = self.schema.table(database, table)
+            self._states[key] = None if model is None else TableState(
+                model, topic_prefix=self.prefix, source_schema=self.source_schema, modes=self.modes,
+                column_filter=self.column_filter, key_spec=self.key_spec)
+        return self._states[key]
+
+    def model(self, database: str, table: str) -> Table | None:
+        """A captured table's model (never the signal table's), for signals and incremental snapshots."""
+        if not self.capture.captured(database, table) or self.capture.is_signal_table(database, table) \
+                or self.schema is None:
+            return None
+        return self.schema.table(database, table)
+
+    def captured_keys(self) -> dict[str, bool]:
+        """The captured tables the model knows: {database.table: has a primary key}."""
+        if self.schema is None:
+            return {}
+        return {f"{t.id.catalog}.{t.id.table}": bool(t.primary_key) for t in self.schema.tables()
+                if self.model(t.id.catalog or "", t.id.table) is not None}
