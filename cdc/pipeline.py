@@ -15,7 +15,7 @@ from cdc.core.converters import JsonConverter
 from cdc.core.errors import ConfigError, OffsetStoreError
 from cdc.core.offsets import WRITER, WRITER_KEY, FileOffsetStore, OffsetStore, without_writer, written_by_cdc
 from cdc.core.retry import RetryPolicy
-from cdc.core.snapshot_restart import ATTEMPT_KEY
+from cdc.core.snapshot_restart import MARKER_KEYS
 from cdc.core.source import EncodedBatches, NamesItsConnector, NativeRows, Replayable, declared_options, offers
 from cdc.engine import Engine
 from cdc.kafka import exactly_once
@@ -135,8 +135,8 @@ class SourceOffsetStore:
 
     def load(self) -> dict[str, Any] | None:
         offset = self.store.load()
-        if offset is not None and ATTEMPT_KEY in offset:
-            return without_writer(offset)  # an interrupted snapshot's marker: every source reads it
+        if offset is not None and any(k in offset for k in MARKER_KEYS):
+            return without_writer(offset)  # a marker (snapshot_restart), not a position: every source reads it
         if offset is not None and self.keys and not any(k in offset for k in self.keys):
             raise _foreign_offset(offset, self.source_name, self.keys, f"the offset of pipeline {self.name!r} in "
                                   f"{_where(self.store)}")

@@ -18,6 +18,19 @@ from cdc.core.envelope import TableEnvelope
 from cdc.core.records import ChangeEvent
 
 ATTEMPT_KEY = "snapshot_attempt"
+# Stored right before a source creates the server-side state its first real offset will point into (a
+# PostgreSQL slot), where no attempt marker is stored (a resumable snapshot, or no snapshot at all): a run
+# killed in between finds that state marked as its own, not another consumer's, and starts as without an offset.
+SLOT_PENDING_KEY = "slot_pending"
+MARKER_KEYS = (ATTEMPT_KEY, SLOT_PENDING_KEY)  # offsets that are a marker, not a position in the log
+
+
+def slot_pending_offset() -> dict[str, Any]:
+    return {SLOT_PENDING_KEY: True}
+
+
+def is_slot_pending(offset: dict[str, Any] | None) -> bool:
+    return offset is not None and bool(offset.get(SLOT_PENDING_KEY))
 
 
 def interrupted_attempt(offset: dict[str, Any] | None) -> int:

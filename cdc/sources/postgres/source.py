@@ -36,7 +36,7 @@ from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import IncrementalSnapshot
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.snapshot_mode import Decision, Plan, decide
-from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt
+from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt, is_slot_pending, slot_pending_offset
 from cdc.core.source import SourceSettings
 from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres import parallel
@@ -214,6 +214,10 @@ class PostgresSource:
     def _run(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
         tables, slot = self._prepare(ours=offset is not None)
         assert self._server is not None
+        if is_slot_pending(offset):
+            # Stored just before this pipeline created its slot: the slot (if it got made) is ours, and no
+            # change was read from it yet; start as without an offset.
+            offset = None
         attempt = interrupted_attempt(offset)
         if attempt:
             log.warning("the snapshot of an earlier run was interrupted: taking it again (each table starts with a "
@@ -237,7 +241,7 @@ class PostgresSource:
                             self._slot.name)
             start = yield from self._initial_snapshot(slot, tables, temporary=decision.then_stop, attempt=attempt)
         else:
-            start = self._stream_start(slot, decision, offset)
+            start = yield from self._stream_start(slot, decision, offset)
         if start is not None:
             yield from self._streamer.stream(start, self._server)
 
@@ -249,9 +253,11 @@ class PostgresSource:
             fix="set snapshot.mode=when_needed to re-snapshot, or delete the offset file to start over",
         )
 
-    def _stream_start(self, slot: cat.SlotInfo, decision: Decision, offset: dict[str, Any] | None) -> dict[str, Any]:
+    def _stream_start(self, slot: cat.SlotInfo, decision: Decision,
+                      offset: dict[str, Any] | None) -> Generator[Batch, None, dict[str, Any]]:
         """SCHEMA / LOG_START: a slot made now, without a snapshot; STREAM: the slot there is, once free."""
         if not slot.exists:
+            yield _slot_pending()
             start_lsn, _ = self._slot.create(export=False, temporary=False)
             return {"lsn": start_lsn, "txId": None, "ts_usec": None}
         self._slot.wait_free(slot)
@@ -278,9 +284,11 @@ class PostgresSource:
             self._slot.drop_for_snapshot(slot, "recreating it so the snapshot and the stream meet at one "
                                                "consistent point")
         resumable = self._resumable and not temporary
-        if not resumable:
-            # Stored before the slot exists, not after: a run killed between the slot's creation and its first
-            # stored offset would find a slot and no offset, and refuse its own slot as another consumer's.
+        # Stored before the slot exists, not after: a run killed between the slot's creation and its first
+        # stored offset would find a slot and no offset, and refuse its own slot as another consumer's.
+        if resumable:
+            yield _slot_pending()
+        else:
             yield Batch([], attempt_offset(attempt), commit_now=True)
         start_lsn, snapshot_name = self._slot.create(export=True, temporary=temporary)
         if resumable:
@@ -382,3 +390,9 @@ class PostgresSource:
         from cdc.sources.postgres.lag import drop_slot
 
         return drop_slot(config, name)
+
+
+
+def _slot_pending() -> Batch:
+    """Stored right before the slot is created (snapshot_restart.SLOT_PENDING_KEY)."""
+    return Batch([], slot_pending_offset(), commit_now=True)

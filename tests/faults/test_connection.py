@@ -1,0 +1,87 @@
+"""The pipeline's connections killed on the server (PostgreSQL: pg_terminate_backend of each of its
+backends, walsender included; MariaDB: KILL of each of its threads, the binlog dump included) in the
+middle of the snapshot and of the stream, under a writer. The retry policy (errors.max.retries,
+retriable.restart.connector.wait.ms) should carry the run through; a run that gives up instead must
+say why and what to do, and the next run resumes. Either way nothing is lost."""
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.faults.conftest import RecordProperty, sources
+from tests.faults.harness import (
+    Cdc,
+    Source,
+    Writer,
+    clean_stop_then_nothing_again,
+    converge,
+    kill_connections,
+    recover,
+    seed,
+    verify,
+)
+
+pytestmark = pytest.mark.faults
+
+
+@pytest.mark.parametrize("source", sources(), indirect=True)
+def test_connection_killed_mid_snapshot(source: Source, tmp_path: Path,
+                                        record_property: RecordProperty) -> None:
+    rng = random.Random(seed())
+    rows = 300_000 if source.kind == "postgres" else 60_000
+    source.create_table(rows)
+    cdc = Cdc(source, tmp_path)
+    writer = Writer(source, range(1, rows + 1), rng).start()
+    outcomes: list[str] = []
+    try:
+        cdc.start()
+        assert cdc.wait_output(int(rng.uniform(0.1, 0.6) * rows * 300)), cdc.tail()
+        killed = kill_connections(cdc)
+        print(f"killed {killed}")
+        assert killed, "no session of the pipeline found on the server"
+        outcomes.append(recover(cdc, writer))
+        record_property("outcome", "; ".join(sorted(set(outcomes))))
+        assert cdc.wait_log(source.streaming_marker), cdc.tail()
+        time.sleep(1)
+        writer.stop()
+        converge(cdc, writer)
+        clean_stop_then_nothing_again(cdc, writer)
+    finally:
+        writer.stop()
+        cdc.close()
+    verify(cdc, writer)
+    assert cdc.events.truncates >= 1, "the kill did not land in the snapshot"
+
+
+@pytest.mark.parametrize("source", sources(default=("postgres",)), indirect=True)
+def test_connection_killed_mid_stream(source: Source, tmp_path: Path,
+                                      record_property: RecordProperty) -> None:
+    """Three kills of every session of the pipeline, one to three seconds apart."""
+    rng = random.Random(seed())
+    source.create_table(1000)
+    cdc = Cdc(source, tmp_path)
+    writer = Writer(source, range(1, 1001), rng)
+    outcomes: list[str] = []
+    try:
+        cdc.start()
+        assert cdc.wait_log(source.streaming_marker), cdc.tail()
+        writer.start()
+        writer.wait_ops(200)
+        for _ in range(3):
+            time.sleep(rng.uniform(1, 3))
+            killed = kill_connections(cdc)
+            print(f"killed {killed}")
+            assert killed, "no session of the pipeline found on the server"
+            outcomes.append(recover(cdc, writer))
+        record_property("outcome", "; ".join(sorted(set(outcomes))))
+        time.sleep(1)
+        writer.stop()
+        converge(cdc, writer)
+        clean_stop_then_nothing_again(cdc, writer)
+    finally:
+        writer.stop()
+        cdc.close()
+    verify(cdc, writer)
