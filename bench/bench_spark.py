@@ -2,6 +2,9 @@
 
     python bench/bench_spark.py [--rows 1000000] [--changes 200000] [--runs 1]
 
+The 10-million-step loop time of the machine is printed first (CPython's speed varies 3-4x between
+machines of the same kind here): compare ratios, not rates, between runs.
+
 In one run, on the same scratch table (bench_postgres.TABLE, six columns):
 1. snapshot, at local[1] and local[2] (a Spark session each, in a child process): ROWS rows by
    ``readStream.format("cdc")`` (snapshot in 2 x cores key chunks, read by the executors) ->
@@ -11,7 +14,13 @@ In one run, on the same scratch table (bench_postgres.TABLE, six columns):
 2. streaming (local[2]): CHANGES updates, 1,000 per transaction, made after the snapshot, applied
    to the same Delta table: changes/s from the first update to the last applied change. Before
    them, 1,000 other updates warm the session up (its first MERGE compiles for 5-9 s, once per
-   session); their time is printed apart.
+   session); their time is printed apart. Then the reference: the same number of updates applied
+   by ``apply_changes``' own MERGE alone, with nothing else running.
+
+The foreachBatch function is ``apply_changes`` as a user calls it: the micro-batch is not cached
+first by the bench (a snapshot written by append reads its source once); the rows of each
+micro-batch are counted from the query's progress. Streamed micro-batches are cached and counted
+first, so each one's read and its MERGE are timed apart.
 """
 from __future__ import annotations
 
@@ -27,10 +36,23 @@ from typing import Any
 
 import psycopg
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 from bench.bench_postgres import TABLE, load  # noqa: E402
 from bench.common import scratch_database  # noqa: E402
+
+
+def loop_seconds() -> float:
+    """The best of three 10-million-step loops (the machine's speed for plain Python)."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(10_000_000):
+            pass
+        best = min(best, time.perf_counter() - start)
+    return best
+
 
 MAX_ROWS_PER_BATCH = [300_000]  # --max-rows-per-batch
 MIN_ROWS_PER_BATCH = [0]  # --min-rows-per-batch (with maxTriggerDelay 5s)
@@ -85,8 +107,8 @@ def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int) ->
          .write.format("delta").save(f"{tmp}/jdbc"))
         out["jdbc_rows_s"] = rows / (time.perf_counter() - started)
 
-        applied: list[tuple[float, int]] = []  # (when, rows in the micro-batch)
-        timings: list[tuple[int, int, float, float, float]] = []  # id, rows, began, counted, applied
+        stamps: dict[int, tuple[float, float, float]] = {}  # batch id -> began, read (counted), applied
+        streaming = [False]  # streamed micro-batches are cached and counted first (timed apart from the MERGE)
 
         from cdc.spark import apply as applying
         merge_s: list[float] = []  # each MERGE's own time (inside apply_changes)
@@ -99,39 +121,50 @@ def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int) ->
         applying._merge_delta_scd1 = timed_merge
 
         def apply(batch: Any, batch_id: int) -> None:
-            began = time.perf_counter()
-            batch = batch.persist()  # counted here, then applied: the source is read once
-            count = batch.count()
-            counted = time.perf_counter()
+            began = counted = time.perf_counter()
+            if streaming[0]:
+                batch = batch.persist()  # counted here, then applied: the source is read once
+                batch.count()
+                counted = time.perf_counter()
             apply_changes(batch, f"{tmp}/target", ["id"], format="delta")
-            batch.unpersist()
-            applied.append((time.perf_counter(), count))
-            timings.append((batch_id, count, began, counted, time.perf_counter()))
+            if streaming[0]:
+                batch.unpersist()
+            stamps[batch_id] = (began, counted, time.perf_counter())
+
+        seen: dict[int, int] = {}  # batch id -> rows, from the query's progress
+
+        def applied_rows(query: Any) -> int:
+            for progress in query.recentProgress:
+                if progress["batchId"] in stamps:
+                    seen[progress["batchId"]] = int(progress["numInputRows"])
+            if not query.isActive:
+                raise RuntimeError(f"the query stopped: {query.exception()}")
+            return sum(seen.values())
+
+        def wait_for(query: Any, total: int) -> float:
+            """Waits until ``total`` rows were applied in all; when the last of them was."""
+            while applied_rows(query) < total:
+                time.sleep(0.1)
+            return max(stamps[b][2] for b in seen)
 
         slot = f"bench_{cores}"
         started = time.perf_counter()
         query = (_reader(spark, props, slot, -(-rows // chunks)).load().writeStream.foreachBatch(apply)
                  .option("checkpointLocation", f"{tmp}/ck").trigger(processingTime="1 second").start())
-        while sum(n for _, n in applied) < rows:
-            if not query.isActive:
-                raise RuntimeError(f"the query stopped: {query.exception()}")
-            time.sleep(0.2)
-        out["cdc_rows_s"] = rows / (applied[-1][0] - started)
-        out["batches"] = [(b, n, round(t - started, 1)) for b, n, _, _, t in timings]
+        out["cdc_rows_s"] = rows / (wait_for(query, rows) - started)
+        out["batches"] = [(b, seen[b], round(stamps[b][2] - started, 1)) for b in sorted(seen)]
         out["target_rows"] = spark.read.format("delta").load(f"{tmp}/target").count()
+        streaming[0] = True
         if changes:
             # The session's first MERGE compiles its code paths (5-9 s here, once per session): 1,000
             # updates beyond the measured ones go first, and their time is printed on its own.
-            warm = sum(n for _, n in applied)
+            warm = applied_rows(query)
             started = time.perf_counter()
             with psycopg.connect(props["dsn"], autocommit=True) as conn:
                 conn.execute("UPDATE bench SET note = 'warm-up' WHERE id > %s AND id <= %s", (changes, changes + 1000))
-            while sum(n for _, n in applied) - warm < 1000:
-                if not query.isActive:
-                    raise RuntimeError(f"the query stopped: {query.exception()}")
-                time.sleep(0.2)
-            out["warm_up_s"] = round(applied[-1][0] - started, 1)
-            before = sum(n for _, n in applied)
+            out["warm_up_s"] = round(wait_for(query, warm + 1000) - started, 1)
+            before = applied_rows(query)
+            merges_before = len(merge_s)
             started = time.perf_counter()
 
             def update() -> None:
@@ -142,16 +175,13 @@ def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int) ->
                 out["writer_s"] = round(time.perf_counter() - started, 1)
             writer = threading.Thread(target=update)
             writer.start()
-            while sum(n for _, n in applied) - before < changes:
-                if not query.isActive:
-                    raise RuntimeError(f"the query stopped: {query.exception()}")
-                time.sleep(0.2)
+            done = wait_for(query, before + changes)
             writer.join()
-            out["streaming_changes_s"] = changes / (applied[-1][0] - started)
+            out["streaming_changes_s"] = changes / (done - started)
             # per micro-batch: id, rows, when its apply began, when the batch was read (counted), when applied
-            out["streaming_batches"] = [(b, n, round(t0 - started, 1), round(t1 - started, 1), round(t2 - started, 1))
-                                        for b, n, t0, t1, t2 in timings if t2 > started]
-            out["merge_s"] = merge_s[-len(out["streaming_batches"]):]
+            out["streaming_batches"] = [(b, seen[b], *(round(t - started, 1) for t in stamps[b]))
+                                        for b in sorted(seen) if stamps[b][2] > started]
+            out["merge_s"] = merge_s[merges_before:]
             out["changed_in_target"] = (spark.read.format("delta").load(f"{tmp}/target")
                                         .where("note = 'changed'").count())
         query.stop()
@@ -179,6 +209,7 @@ def main() -> None:
         master, props = args.child.split(" ", 1)
         print(json.dumps(run_snapshot(json.loads(props), args.rows, master, args.changes)))
         return
+    print(f"python {sys.version.split()[0]}; 10-million-step loop: {loop_seconds():.2f} s; code at {ROOT}")
     for run in range(args.runs):
         with scratch_database() as props:
             with psycopg.connect(props["dsn"], autocommit=True) as conn:

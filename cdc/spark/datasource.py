@@ -257,6 +257,7 @@ class CdcStreamReader(DataSourceStreamReader):
             offers(self._source_cls, SnapshotsInParallel)
         self._source: Any = None  # the driver's source, streaming
         self._planner: Any = None  # the driver's source that holds an exported snapshot
+        self._planned: dict[str, Any] | None = None  # its plan, until the micro-batch reading it commits
         self._stream: Iterator[Any] | None = None
         self._prefetch: Prefetcher | None = None  # reads self._stream in a thread (cdc.spark.prefetch)
         self._at: dict[str, Any] | None = None
@@ -326,6 +327,7 @@ class CdcStreamReader(DataSourceStreamReader):
             planner.release_parallel_snapshot()
             self._planner.close()
             self._planner = None
+            self._planned = None
         offset = _source_offset(end)
         if self._source is not None and offset is not None:
             self._source.acknowledge(offset)
@@ -335,16 +337,21 @@ class CdcStreamReader(DataSourceStreamReader):
         if self._planner is not None:
             self._planner.close()
             self._planner = None
+            self._planned = None
 
     # ---- the driver's reads -------------------------------------------------------------------
 
     def _plan(self) -> dict[str, Any] | None:
-        if self._planner is not None:
-            self._planner.close()
+        if self._planner is not None and self._planned is not None:
+            # Spark asks again before the first micro-batch ran (a trigger that found too few rows, say): the
+            # same plan, whose slot and exported snapshot this reader holds. Planning anew would find that
+            # slot without a stored offset and refuse it as another consumer's.
+            return self._planned
         self._planner = _build_source(self.options)
         planner = self._planner
         assert isinstance(planner, SnapshotsInParallel)  # self.parallel: its class offers it
-        return planner.plan_parallel_snapshot(self.chunk_rows)
+        self._planned = planner.plan_parallel_snapshot(self.chunk_rows)
+        return self._planned
 
     def _read(self, start: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
         """What the reading thread has buffered since ``start`` (a stream is opened there when none

@@ -189,3 +189,28 @@ def test_parallel_snapshot_under_a_concurrent_writer_and_a_restart(spark: Any, p
         _wait_equal(spark, target, pg_db)
     finally:
         query.stop()
+
+
+def test_asked_twice_before_the_first_micro_batch_the_reader_gives_the_same_plan(pg_db: dict[str, str]) -> None:
+    """Spark may ask for the latest offset again before the snapshot's micro-batch runs (a trigger that
+    found too few rows under minRowsPerBatch): the reader hands over the plan it holds, instead of planning
+    anew and meeting its own new slot as another consumer's (found by bench/bench_spark.py)."""
+    from cdc.spark.datasource import CdcDataSource, CdcStreamReader
+
+    sql(pg_db, "CREATE TABLE twice (id int PRIMARY KEY)", "INSERT INTO twice SELECT generate_series(1, 10)")
+    options = {"source": "postgres", "table": "public.twice", "slot.name": "twice_slot",
+               "publication.name": "twice_pub", "snapshotChunkRows": "4",
+               **{k: v for k, v in pg_db.items() if k != "dsn"}}
+    reader = CdcStreamReader(options, CdcDataSource(options).schema())
+    try:
+        start = reader.initialOffset()
+        first = reader.latestOffset(start, None)
+        second = reader.latestOffset(start, None)
+        assert "plan" in first and second == first
+        assert len(first["plan"]["chunks"]) == 3  # 10 rows in chunks of 4
+        reader.commit(first)
+    finally:
+        reader.stop()
+        with psycopg.connect(pg_db["dsn"], autocommit=True) as conn:
+            conn.execute("SELECT pg_drop_replication_slot('twice_slot') FROM pg_replication_slots "
+                         "WHERE slot_name = 'twice_slot'")
