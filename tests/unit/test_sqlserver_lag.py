@@ -94,3 +94,8 @@ def test_status_reports_each_database(monkeypatch: pytest.MonkeyPatch, tmp_path:
     assert report.position == f"testDB {NEW}" and report.stored == f"testDB {OLD}"
     assert "testDB          LSN distance 281474854551549, 95 s of changes not read" in report.text()
     assert json.loads(json.dumps(report.as_dict()))["state"]["databases"][0]["lsn_distance"] > 0
+    # a snapshot interrupted half way: its restart marker, not "no stored offset"
+    offset_store(config).save({"databases": {"testDB": {"snapshot_attempt": 2}}})
+    report = status_module.status("sqlserver", props)
+    assert [f.code for f in report.findings] == ["snapshot_interrupted"]
+    assert "snapshot was interrupted (attempt 2)" in report.text()

@@ -114,6 +114,7 @@ class SqlServerWatch(Watch):
 # ---- cdc status ------------------------------------------------------------------------------------
 
 def status_report(config: Config, offset: dict[str, Any] | None) -> LagReport:
+    from cdc.core.snapshot_restart import interrupted_attempt
     from cdc.sources.sqlserver import connection
 
     settings = connection.ConnectionSettings.from_config(config)
@@ -135,6 +136,11 @@ def status_report(config: Config, offset: dict[str, Any] | None) -> LagReport:
             report.findings.append(Finding(WARNING, "no_max_lsn", f"{state.database}: the change tables hold no LSN "
                                            "(CDC is not enabled, or the capture job has not run)",
                                            "start SQL Server Agent, and enable CDC on the database and its tables"))
+        elif attempt := interrupted_attempt(offsets.get(state.database)):
+            report.findings.append(Finding(WARNING, "snapshot_interrupted", f"{state.database}: its snapshot was "
+                                           f"interrupted (attempt {attempt}); the next run takes it again from the "
+                                           "start, each table after a truncate event",
+                                           "start the pipeline; nothing to repair"))
         elif state.commit_lsn is None:
             report.findings.append(Finding(WARNING, "no_offset", f"{state.database}: no stored offset yet",
                                            "check offset.storage.file.filename / name against the running "
