@@ -87,10 +87,12 @@ class Watch:
 class BacklogGuard:
     """A limit on what the source's server keeps for the pipeline (PostgreSQL: the WAL its slot
     retains). Above the limit the watch warns; with action ``stop`` it stops the pipeline, but only
-    when the pipeline reads its log and its backlog (what it has not confirmed) grew since the last
-    look by more than 1% of the limit. Never before the pipeline has read anything, and never while
-    it catches up: a pipeline started far behind must be able to catch up; one that falls further
-    behind while it runs is stopped."""
+    when the pipeline reads its log, its backlog (what it has not confirmed) is itself above the limit,
+    and it grew since the last look by more than 1% of the limit. Never before the pipeline has read
+    anything, and never while it catches up: a pipeline started far behind must be able to catch up;
+    one that falls further behind while it runs is stopped. Nor once it has caught up: the server may
+    keep WAL above the limit for a while after (PostgreSQL moves a slot's restart_lsn on at its next
+    running-transactions record), while the backlog is a few kB of WAL written since the last confirmation."""
 
     def __init__(self, limit: int, action: str) -> None:
         self.limit, self.action = limit, action
@@ -105,6 +107,8 @@ class BacklogGuard:
         previous, self._previous = self._previous, backlog if reading else None
         if self.action != "stop" or not self.over(kept) or not reading or backlog is None or previous is None:
             return False
+        if not self.over(backlog):
+            return False  # the pipeline keeps up: what the server keeps beyond the limit is not its backlog
         return backlog > previous + max(1, self.limit // 100)
 
 
@@ -174,6 +178,11 @@ class Monitor:
             self._failed = True
             self.fail(SourceError(fatal[0].message, fix=fatal[0].fix))
         return findings
+
+    @property
+    def failed(self) -> bool:
+        """Whether a finding of this monitor (a lost slot, a guard's stop) has stopped the pipeline."""
+        return self._failed
 
     def report(self, findings: list[Finding]) -> None:
         """Log each finding when it appears (not at every poll)."""

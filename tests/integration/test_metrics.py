@@ -192,6 +192,13 @@ def test_retained_wal_alarm_fires_with_the_sink_stopped(pg_db: dict[str, str], t
             assert (metric(m, "cdc_errors_total", level="warning") or 0) >= 1
             if action == "warn":
                 assert p.error is None and p.thread.is_alive()
+            else:
+                # The guard stops a pipeline whose backlog grows while it reads: keep writing (the sink still
+                # stopped) until it decides so, whenever its looks fall between the writes.
+                def stopping() -> bool:
+                    sql(pg_db, "INSERT INTO t (pad) SELECT repeat('x', 1000) FROM generate_series(1, 100)")
+                    return m.monitor.failed
+                wait_until(stopping, "the guard to stop the pipeline", p)
             gate.set()
             if action == "stop":
                 p.thread.join(30)

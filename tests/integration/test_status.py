@@ -64,7 +64,8 @@ def test_postgres_status_running_stopped_and_slots(pg_db: dict[str, str], tmp_pa
         sql(pg_db["dsn"], "INSERT INTO t (pad) VALUES ('a')")
         p.wait_count(1)
         deadline = time.monotonic() + 30
-        while FileOffsetStore(tmp_path / "o.json", "test").load() is None and time.monotonic() < deadline:
+        # the first offset is the slot_pending marker, stored before the slot is made; then a position
+        while "lsn" not in (FileOffsetStore(tmp_path / "o.json", "test").load() or {}) and time.monotonic() < deadline:
             time.sleep(0.05)
         code, report = status_json(capsys, config)
         assert (code, report["status"], report["findings"]) == (0, "ok", [])

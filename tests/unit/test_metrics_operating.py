@@ -66,6 +66,13 @@ def test_the_guard_stops_only_a_backlog_that_grows_while_the_pipeline_reads() ->
     assert not guard.stops(0, 40 * MB, reading=True)  # under the limit: whatever the backlog does
     assert not BacklogGuard(MB, "warn").stops(60 * MB, 35 * MB, reading=True)
     assert not BacklogGuard(0, "stop").stops(60 * MB, 35 * MB, reading=True)  # no limit set
+    caught_up = BacklogGuard(MB, "stop")
+    assert not caught_up.stops(3 * MB, 0, reading=True)
+    # Caught up, the server still keeps WAL above the limit (the slot's restart_lsn moves on later) while a
+    # few kB are written between confirmations: not a backlog to stop on (it was, before).
+    assert not caught_up.stops(3 * MB, 26_000, reading=True)
+    assert not caught_up.stops(3 * MB, MB, reading=True)  # at the limit, not above it
+    assert caught_up.stops(4 * MB, 2 * MB, reading=True)  # its own backlog above the limit and growing
 
 
 def test_a_postgres_pipeline_started_far_behind_is_warned_not_stopped_and_stopped_once_it_falls_further() -> None:

@@ -125,6 +125,7 @@ def _time(epoch: float) -> str:
 
 
 def status_report(config: Config, offset: dict[str, Any] | None) -> LagReport:
+    from cdc.core.snapshot_restart import is_slot_pending
     from cdc.sources.postgres.connection import ConnectionSettings
 
     settings = ConnectionSettings.from_config(config)
@@ -149,7 +150,7 @@ def status_report(config: Config, offset: dict[str, Any] | None) -> LagReport:
         report.details["wal keep limit"] = f"max_slot_wal_keep_size = {keep[0] if keep else '?'}"
     report.state = state.as_dict()
     report.findings = slot_findings(state, config.get("slot.max.retained.wal.bytes") or 0)
-    if offset is None and state.exists:
+    if (offset is None or is_slot_pending(offset)) and state.exists:
         report.findings.append(Finding(WARNING, "no_offset", "no stored offset: the pipeline has not stored a "
                                        "position yet (or looks in another offset file)",
                                        "check offset.storage.file.filename / name against the running pipeline's"))
