@@ -3,6 +3,10 @@
     python bench/bench_mysql.py stream [--rows 200000]   ours -> file sink vs a bare BinLogStreamReader
                                                          loop over the same binlog range (the library's ceiling)
     python bench/bench_mysql.py ddl    [--statements 2000]  DDL statements parsed into tableChanges per second
+    python bench/bench_mysql.py snapshot [--rows 5000] [--columns 1000]
+                                                         a wide table's initial snapshot into the file sink vs
+                                                         a bare SELECT * through pymysql's unbuffered cursor
+                                                         (the library's ceiling); peak RSS of our run
     add --profile to print a pyinstrument profile of our side
 
 Target (an aim, not a gate): stream >= 0.6 of the bare loop.
@@ -24,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import debezium  # noqa: E402
 from bench.bench_postgres import CountingEngine  # noqa: E402
-from bench.common import timed_run  # noqa: E402
+from bench.common import peak_rss_mb, timed_run  # noqa: E402
 from cdc.config import CORE_OPTIONS, Config  # noqa: E402
 from cdc.core.converters import JsonConverter  # noqa: E402
 from cdc.core.offsets import MemoryOffsetStore  # noqa: E402
@@ -169,6 +173,84 @@ def stream(rows: int, profile: bool) -> None:
               f"ours / Debezium {rows / ours / dbz:.2f}")
 
 
+# In rotation, columns c1 .. cN; small types, so that 1,000 of them fit InnoDB's 8 kB row.
+WIDE_TYPES = ("int", "smallint", "decimal(6,2)", "datetime", "varchar(8) CHARACTER SET latin1")
+WIDE_VALUES = ("seq * {n}", "MOD(seq, 30000)", "MOD(seq, 9999) / 100", "TIMESTAMP'2024-01-01 00:00:00' + "
+               "INTERVAL seq SECOND", "CONCAT('v', MOD(seq, 999999))")
+
+
+def wide_table(conn: pymysql.connections.Connection, db: str, rows: int, columns: int) -> None:
+    names = [f"c{n}" for n in range(1, columns + 1)]
+    kinds = [WIDE_TYPES[n % len(WIDE_TYPES)] for n in range(columns)]
+    with conn.cursor() as cur:
+        cur.execute(f"USE {db}")  # the seq_1_to_n tables (MariaDB's SEQUENCE engine) need a database
+        cur.execute(f"CREATE TABLE {db}.wide (id bigint PRIMARY KEY, "
+                    + ", ".join(f"{name} {kind}" for name, kind in zip(names, kinds, strict=True))
+                    + ") ROW_FORMAT=DYNAMIC")
+        values = ", ".join(WIDE_VALUES[n % len(WIDE_VALUES)].format(n=n) for n in range(columns))
+        for start in range(0, rows, 1000):
+            cur.execute(f"INSERT INTO {db}.wide SELECT seq, {values} FROM seq_{start + 1}_to_"
+                        f"{min(start + 1000, rows)}")
+            conn.commit()
+
+
+def bare_select(args: dict[str, Any], db: str, fetch: int) -> tuple[float, int]:
+    """The library's ceiling: every row of the table through pymysql's unbuffered cursor."""
+    conn = pymysql.connect(**args)
+    started = time.perf_counter()
+    seen = 0
+    with conn.cursor(pymysql.cursors.SSCursor) as cur:
+        cur.execute(f"SELECT * FROM {db}.wide")
+        while batch := cur.fetchmany(fetch):
+            seen += len(batch)
+    elapsed = time.perf_counter() - started
+    conn.close()
+    return elapsed, seen
+
+
+def snapshot_ours(args: dict[str, Any], db: str, rows: int, profile: bool) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        props = {"database.hostname": args["host"], "database.port": str(args["port"]),
+                 "database.user": args["user"], "database.password": args["password"],
+                 "database.include.list": db, "topic.prefix": "bench", "sink.files.directory": tmp,
+                 "schema.history.internal": "memory", "snapshot.mode": "initial_only",
+                 "snapshot.progress": "off", "database.server.id": "7004"}
+        config = Config(props).declare(CORE_OPTIONS)
+        source = MySqlSource(config)
+        engine = CountingEngine(source, FileSink(config), JsonConverter(True), MemoryOffsetStore(),
+                                flush_interval_s=0.5, target=rows)
+        return timed_run(engine, rows, profile)
+
+
+def snapshot(rows: int, columns: int, profile: bool) -> None:
+    """A wide table's snapshot: ours (best of two) against the bare SELECT, alternating; the peak RSS."""
+    args = server()
+    db = "bench_" + uuid.uuid4().hex[:8]
+    conn = pymysql.connect(**args, autocommit=False)
+    try:
+        with conn.cursor() as cur:
+            cur.execute(f"CREATE DATABASE {db}")
+        wide_table(conn, db, rows, columns)
+        bare, ours = [], []
+        for attempt in range(2):
+            seconds, seen = bare_select(args, db, 2000)
+            assert seen == rows, seen
+            bare.append(seconds)
+            before = peak_rss_mb()
+            ours.append(snapshot_ours(args, db, rows, profile and attempt == 1))
+            if attempt == 0:
+                print(f"snapshot: peak RSS {peak_rss_mb():,.0f} MB after our first run (before it {before:,.0f} MB)")
+    finally:
+        with conn.cursor() as cur:
+            cur.execute(f"DROP DATABASE {db}")
+        conn.close()
+    print("runs, seconds: bare SELECT " + ", ".join(f"{t:.2f}" for t in bare) + "; ours "
+          + ", ".join(f"{t:.2f}" for t in ours))
+    print(f"snapshot: {rows:,} rows of {columns + 1} columns; ours {rows / min(ours):,.0f} rows/s "
+          f"({rows * (columns + 1) / min(ours):,.0f} values/s); bare SELECT through pymysql "
+          f"{rows / min(bare):,.0f} rows/s; ratio {min(bare) / min(ours):.2f}")
+
+
 DDL = [
     "CREATE TABLE t{n} (id int NOT NULL AUTO_INCREMENT, name varchar(255) NOT NULL DEFAULT 'x' COMMENT 'who', "
     "price decimal(10,2), kind enum('a','b','c') NOT NULL, tags set('x','y'), created datetime(3) DEFAULT "
@@ -196,15 +278,18 @@ def ddl(statements: int) -> None:
 def main() -> None:
     tune_garbage_collector()  # as the cdc command does
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=("stream", "ddl", "all"))
+    parser.add_argument("mode", choices=("stream", "ddl", "snapshot", "all"))
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--statements", type=int, default=2000)
+    parser.add_argument("--columns", type=int, default=1000, help="snapshot: the wide table's columns")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
     if args.mode in ("stream", "all"):
         stream(args.rows, args.profile)
     if args.mode in ("ddl", "all"):
         ddl(args.statements)
+    if args.mode == "snapshot":
+        snapshot(args.rows, args.columns, args.profile)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import time
 from typing import Any
 from urllib.parse import urlparse
 
-from cdc.spark.session import ROOT, jar_folder
+from cdc.spark.session import ROOT, start
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -70,22 +70,7 @@ def cluster_session(master_url: str, app_name: str = "cdc", *, cores: int | None
             .config("spark.scheduler.minRegisteredResourcesRatio", "1.0")
             .config("spark.scheduler.maxRegisteredResourcesWaitingTime", f"{wait_s}s")
         )
-    folder = jar_folder() if jars else None
-    if folder is not None:
-        jar_list = sorted(str(p) for p in folder.glob("*.jar"))
-        builder = builder.config("spark.jars", ",".join(jar_list))
-        if delta and any("delta-spark" in j for j in jar_list):
-            builder = (
-                builder.config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-                .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-                .config("spark.databricks.delta.schema.autoMerge.enabled", "true")
-                .config("spark.databricks.delta.snapshotPartitions", "2")
-            )
-    for key, value in (conf or {}).items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
-    return spark
+    return start(builder, jars=jars, delta=delta, conf=conf)
 
 
 def executor_count(spark: Any) -> int:

@@ -55,6 +55,12 @@ def local_session(app: str = "cdc", *, jars: bool = True, delta: bool = True,
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
     )
+    return start(builder, jars=jars, delta=delta, conf=conf)
+
+
+def start(builder: Any, *, jars: bool, delta: bool, conf: dict[str, str] | None) -> Any:
+    """The session of ``builder`` (local or a cluster's), with the Maven jars (Kafka, Delta) when
+    ``jars``, Delta's catalog when ``delta`` and its jar is there, and ``conf`` last."""
     folder = jar_folder() if jars else None
     if folder is not None:
         jar_list = sorted(str(p) for p in folder.glob("*.jar"))

@@ -343,3 +343,31 @@ def test_unsupported_modes_are_config_errors() -> None:
     with pytest.raises(ConfigError):
         TypeModes(time_precision_mode="isostring")
     assert schema_of("vector(3)") is None  # Debezium leaves such columns out
+
+
+def test_rows_by_column_equal_rows_one_at_a_time() -> None:
+    """TableState.rows (a snapshot batch converted column by column) gives exactly the structs
+    TableState.row gives, NULLs, NOT NULL zero dates, integers, decimals and text included."""
+    from cdc.core.filters import NameFilter
+    from cdc.sources.mysql.source_info import source_schema
+    from cdc.sources.mysql.tables import TableState
+
+    schema = MySqlSchema(server_charset="utf8mb4")
+    schema.apply("CREATE DATABASE d")
+    schema.apply("CREATE TABLE t (id bigint PRIMARY KEY, i int, u int unsigned, b tinyint(1), "
+                 "m decimal(6,2), w decimal(65,30), f double, s varchar(8), dt datetime(3) NOT NULL, "
+                 "d date, e enum('x','y'), y year)", "d")
+    table = schema.table("d", "t")
+    assert table is not None
+    state = TableState(table, topic_prefix="p", source_schema=source_schema("mariadb"), modes=DEFAULT,
+                       column_filter=NameFilter(), key_spec={})
+    images = [
+        (1, -5, 7, 1, Decimal("12.34"), Decimal("1." + "0" * 29 + "1"), 1.5, "héllo",
+         dt.datetime(2024, 2, 29, 13, 45, 30, 123000), dt.date(2024, 2, 29), "y", 2024),
+        (2, None, None, None, None, None, None, None, "0000-00-00 00:00:00", None, None, None),
+        (3, 2**31 - 1, 2**32 - 1, 0, Decimal("-0.01"), Decimal("-" + "9" * 35 + "." + "9" * 30), -0.0, "",
+         dt.datetime(1970, 1, 1), dt.date(1, 1, 1), "x", 1901),
+    ]
+    assert state.rows(images) == [state.row(values) for values in images]
+    assert state.rows(images[:1]) == [state.row(images[0])]
+    assert state.rows([]) == []

@@ -89,5 +89,5 @@ def chunk_events(conn: pymysql.connections.Connection, plan: dict[str, Any], chu
                           file=plan["file"], pos=plan["pos"], snapshot="true")
     for rows in select_rows(conn, database, table, fetch_size, condition(conn, chunk)):
         ts = now_ts()
-        yield [state.envelope.event(OP_READ, None, state.row(values), dict(shared),
-                                    position=(file_index, plan["pos"], 0, 0), ts=ts) for values in rows]
+        yield [state.envelope.event(OP_READ, None, row, dict(shared), position=(file_index, plan["pos"], 0, 0), ts=ts)
+               for row in state.rows(rows)]

@@ -179,7 +179,7 @@ class MySqlSignals:
                 for rows in snap.select_rows(conn, database, table, self._fetch, condition):
                     ts = now_ts()
                     source = {**tables.source_block(database, table, ts[0]), "snapshot": "true"}
-                    yield [state.envelope.event(OP_READ, None, state.row(values), source, ts=ts) for values in rows]
+                    yield [state.envelope.event(OP_READ, None, row, source, ts=ts) for row in state.rows(rows)]
             return events()
         try:
             yield read

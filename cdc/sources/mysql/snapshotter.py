@@ -160,7 +160,7 @@ class MySqlSnapshotter:
         def batches() -> Iterator[RowBatch]:
             shared = {**source(), "snapshot": "true"}
             for chunk in snap.select_rows(conn, database, table, fetch_size):
-                yield RowBatch([state.row(values) for values in chunk], shared, base, now_ts())
+                yield RowBatch(state.rows(chunk), shared, base, now_ts())
 
         return SnapshotTable(state.envelope, batches, lambda: snap.estimate_rows(conn, database, table),
                              source(), (*base, 0))

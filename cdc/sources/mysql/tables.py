@@ -29,14 +29,14 @@ from cdc.sources.mysql.capture import CaptureFilter
 from cdc.sources.mysql.connection import ServerInfo
 from cdc.sources.mysql.ddl import MySqlSchema
 from cdc.sources.mysql.source_info import source_schema
-from cdc.sources.mysql.types import TypeModes, field_schema, value_converter_parts
+from cdc.sources.mysql.types import INT_CONVERTER, TypeModes, field_schema, value_converter_parts
 
 log = logging.getLogger(__name__)
 
 
 class TableState:
     __slots__ = ("table", "database", "name", "qualified", "envelope", "column_count", "modes", "_spec",
-                 "_set_columns")
+                 "_names", "_set_columns")
 
     def __init__(
         self,
@@ -70,6 +70,7 @@ class TableState:
             if column.type_name.upper() == "SET":
                 set_columns.append(index)
         self._spec = tuple(spec)
+        self._names = tuple(name for _, name, _, _ in spec)
         self._set_columns = tuple(set_columns)
         key_names = resolve_key_columns(key_spec, [self.qualified], table.primary_key,
                                         [c.name for c in table.columns], by_name)
@@ -91,6 +92,26 @@ class TableState:
         """A row image (values in table column order) as the event's row struct."""
         return {name: missing if (value := values[index]) is None else convert(value)
                 for index, name, convert, missing in self._spec}
+
+    def rows(self, images: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
+        """Whole row images (a snapshot's rows, every column in table order) as row structs, the same as
+        :meth:`row` gives, converted column by column: each column's values go through its converter in
+        one ``map`` (integers as read pass as they are), and each struct is zipped from the converted
+        columns. Far less Python per value than a row at a time, which decides wide tables' speed."""
+        if len(images) < 2:
+            return [self.row(values) for values in images]
+        columns = list(zip(*images, strict=True))
+        converted: list[Sequence[Any]] = []
+        for index, _, convert, missing in self._spec:
+            column = columns[index]
+            if None in column:
+                converted.append([missing if value is None else convert(value) for value in column])
+            elif convert is INT_CONVERTER and set(map(type, column)) == {int}:
+                converted.append(column)  # the converter would return each value as it is
+            else:
+                converted.append(list(map(convert, column)))
+        names = self._names
+        return [dict(zip(names, values, strict=True)) for values in zip(*converted, strict=True)]
 
 
 class TableCatalog:

@@ -55,7 +55,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from decimal import ROUND_FLOOR, Decimal, InvalidOperation
+from decimal import ROUND_FLOOR, Context, Decimal, Inexact, InvalidOperation, Rounded
 from typing import Any, ClassVar
 
 from cdc.core import type_rules as rules
@@ -263,6 +263,9 @@ def _to_int(value: Any) -> int:
     return int(value)
 
 
+INT_CONVERTER = _to_int  # a signed integer column's: an int comes out as it went in
+
+
 def _unsigned_converter(bits: int) -> Converter:
     wrap = 1 << bits
 
@@ -282,9 +285,20 @@ def _ubigint_precise(value: Any) -> str:
     return _unscaled_bytes(number + (1 << 64) if number < 0 else number)
 
 
+_EXACT = Context(prec=200, traps=[Inexact, Rounded])  # wider than any DECIMAL(65, 30); never rounds
+
+
 def unscaled(number: Decimal, scale: int) -> int:
     """The exact integer ``number * 10**scale`` (rounded half up when ``number`` has more digits):
-    no decimal context is involved, so DECIMAL(65,30) keeps every digit."""
+    no decimal context rounds it, so DECIMAL(65,30) keeps every digit."""
+    if number.is_finite():
+        try:
+            shifted = number.scaleb(scale, _EXACT)  # the common case, in C: exactly ``scale`` digits
+        except (Inexact, Rounded):
+            pass
+        else:
+            if shifted == shifted.to_integral_value(context=_EXACT):
+                return int(shifted)
     sign, digits, exponent = number.as_tuple()
     if not isinstance(exponent, int):
         raise ValueError(f"{number} has no exact value")
