@@ -44,3 +44,24 @@ def test_libpq_errors_are_translated(message: str, retriable: bool, fix: str) ->
     error = translate(Exception(message))
     assert error.retriable is retriable
     assert fix in str(error)
+
+
+def test_a_connection_lost_in_a_snapshot_is_retriable_and_a_refusal_is_not() -> None:
+    """Any statement of a snapshot's transaction (its COMMIT too, where a kill landed in the fault suite and
+    printed psycopg's traceback) that meets a lost connection raises a RetriableSourceError saying when; a
+    server's refusal stays psycopg's error."""
+    import psycopg
+    import pytest
+
+    from cdc.core.errors import RetriableSourceError
+    from cdc.sources.postgres.connection import lost_connection_retriable
+
+    lost = psycopg.OperationalError("consuming input failed: server closed the connection unexpectedly")
+    with pytest.raises(RetriableSourceError) as caught, lost_connection_retriable("during the snapshot"):
+        raise lost
+    assert str(caught.value).startswith("the connection was lost during the snapshot: consuming input failed")
+    assert "retry policy" in (caught.value.fix or "")
+    refused = psycopg.OperationalError("permission denied for table t")
+    with pytest.raises(psycopg.OperationalError) as kept, lost_connection_retriable("during the snapshot"):
+        raise refused
+    assert kept.value is refused

@@ -7,7 +7,8 @@ exponential backoff by :func:`with_retries`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -118,6 +119,23 @@ def translate(exc: BaseException, settings: ConnectionSettings | None = None) ->
             fix="start the server, or check database.hostname and database.port",
         )
     return SourceError(f"PostgreSQL error at {where}: {text}")
+
+
+@contextmanager
+def lost_connection_retriable(when: str) -> Iterator[None]:
+    """Around the statements of a long read (a snapshot's transaction, a COPY): a connection lost on the
+    way (a backend terminated, a server restarting) becomes a RetriableSourceError saying ``when``, which
+    the engine answers by starting the source again from the stored offset under the retry policy; the
+    server's refusals stay psycopg's errors, for the caller to name."""
+    try:
+        yield
+    except psycopg.OperationalError as exc:
+        if not translate(exc).retriable:
+            raise
+        raise RetriableSourceError(
+            f"the connection was lost {when}: {str(exc).strip()}",
+            fix="nothing to do if it comes back: the source starts again under the retry policy "
+                "(errors.max.retries); else check the server and its log") from None
 
 
 def with_retries(settings: ConnectionSettings, what: str, action: Callable[[], T],

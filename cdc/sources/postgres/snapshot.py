@@ -13,8 +13,7 @@ from typing import Any
 import psycopg
 from psycopg import pq, sql
 
-from cdc.core.errors import RetriableSourceError
-from cdc.sources.postgres.connection import translate
+from cdc.sources.postgres.connection import lost_connection_retriable
 
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 _ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
@@ -55,16 +54,8 @@ def copy_select(conn: psycopg.Connection, select: sql.Composable, label: str,
     """Rows of any SELECT, through COPY, as :func:`copy_rows` gives them; ``label`` names it in errors.
     A connection lost on the way (a backend terminated, a server restarting) is a retriable error; the
     server's refusals stay psycopg's errors, for the caller to name."""
-    try:
+    with lost_connection_retriable(f"while reading {label}"):
         yield from _copy_select(conn, select, label, batch_rows, raw)
-    except psycopg.OperationalError as exc:
-        error = translate(exc)
-        if not error.retriable:
-            raise
-        raise RetriableSourceError(
-            f"the connection was lost while reading {label}: {str(exc).strip()}",
-            fix="nothing to do if it comes back: the source starts again under the retry policy "
-                "(errors.max.retries); else check the server and its log") from None
 
 
 def _copy_select(conn: psycopg.Connection, select: sql.Composable, label: str,

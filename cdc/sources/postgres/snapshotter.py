@@ -22,7 +22,7 @@ from cdc.core.records import Batch
 from cdc.core.snapshot_runner import SnapshotStopped, SnapshotTable, read_tables
 from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres import pgoutput as po
-from cdc.sources.postgres.connection import one
+from cdc.sources.postgres.connection import lost_connection_retriable, one
 from cdc.sources.postgres.server import ServerInfo
 from cdc.sources.postgres.snapshot_tables import ChunkedTables, tables_left, whole_table
 from cdc.sources.postgres.source_info import source_block
@@ -65,17 +65,18 @@ class Snapshotter:
         interrupted (each table then starts with a truncate)."""
         conn = self._connect()  # the attempt is stored already, before any row goes out
         try:
-            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            if snapshot_name:
-                conn.execute(f"SET TRANSACTION SNAPSHOT '{snapshot_name}'")
-            xmin = one(conn, "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")[0] \
-                if server.version >= 130000 else None
-            estimates = cat.row_estimates(conn, tables)
-            ordered = self._ordered(tables)
-            log.info("snapshot of %d tables at %s", len(ordered), po.format_lsn(lsn))
-            last = yield from read_tables([self._whole(conn, t, lsn, xmin, estimates.get(t.oid)) for t in ordered],
-                                          progress=self._progress, stopping=self._stopping, restarted=attempt > 0)
-            conn.execute("COMMIT")
+            with lost_connection_retriable("during the snapshot (it is taken again)"):
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                if snapshot_name:
+                    conn.execute(f"SET TRANSACTION SNAPSHOT '{snapshot_name}'")
+                xmin = one(conn, "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint")[0] \
+                    if server.version >= 130000 else None
+                estimates = cat.row_estimates(conn, tables)
+                ordered = self._ordered(tables)
+                log.info("snapshot of %d tables at %s", len(ordered), po.format_lsn(lsn))
+                last = yield from read_tables([self._whole(conn, t, lsn, xmin, estimates.get(t.oid)) for t in ordered],
+                                              progress=self._progress, stopping=self._stopping, restarted=attempt > 0)
+                conn.execute("COMMIT")
         finally:
             conn.close()
         position = self._completed(lsn, server, **({"snapshot_only": True} if final else {}))
@@ -97,22 +98,23 @@ class Snapshotter:
         left, last_key = tables_left(self._ordered(tables), progress)
         conn = self._connect()
         try:
-            if snapshot_name:
-                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                conn.execute(f"SET TRANSACTION SNAPSHOT '{snapshot_name}'")
-            log.info("resumable snapshot of %d table(s) at %s, %d rows a chunk", len(left), po.format_lsn(lsn),
-                     self._fetch_size)
-            chunked = ChunkedTables(conn, lsn, chunk_rows=self._fetch_size, table_state=self._table_state,
-                                    source=lambda table, ts_us: self._source(table, ts_us, lsn=lsn),
-                                    native=self._rows.native and self._rows.encoded)
-            try:
-                yield from read_tables(chunked.tables(left, last_key, cat.row_estimates(conn, left)),
-                                       progress=self._progress, stopping=self._stopping, resumable=True,
-                                       resumed=progress is not None)
-            except SnapshotStopped:
-                return None
-            if snapshot_name:
-                conn.execute("COMMIT")
+            with lost_connection_retriable("during the snapshot (it goes on from its last chunk)"):
+                if snapshot_name:
+                    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    conn.execute(f"SET TRANSACTION SNAPSHOT '{snapshot_name}'")
+                log.info("resumable snapshot of %d table(s) at %s, %d rows a chunk", len(left), po.format_lsn(lsn),
+                         self._fetch_size)
+                chunked = ChunkedTables(conn, lsn, chunk_rows=self._fetch_size, table_state=self._table_state,
+                                        source=lambda table, ts_us: self._source(table, ts_us, lsn=lsn),
+                                        native=self._rows.native and self._rows.encoded)
+                try:
+                    yield from read_tables(chunked.tables(left, last_key, cat.row_estimates(conn, left)),
+                                           progress=self._progress, stopping=self._stopping, resumable=True,
+                                           resumed=progress is not None)
+                except SnapshotStopped:
+                    return None
+                if snapshot_name:
+                    conn.execute("COMMIT")
         finally:
             conn.close()
         position = self._completed(lsn, server)
