@@ -321,6 +321,10 @@ def test_connection_killed_mid_snapshot_restarts_it(mysql_server: dict[str, Any]
     assert sorted(r["key"]["payload"]["id"] for r in rows(events[restart:])) == list(range(1, 60001))
 
 
+def _text(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
+
+
 def _other_server() -> dict[str, Any]:
     """The second MariaDB of the suite (scripts/mariadb.sh with CDC_MARIADB_DEFAULTS=1): another server."""
     from urllib.parse import urlparse
@@ -344,6 +348,11 @@ def test_history_and_offsets_of_another_server_are_refused(mysql_server: dict[st
         for props, where in ((mysql_db, tmp_path / "a"), (on_b, tmp_path / "b")):
             with pipeline(props, where) as p:
                 p.wait_count(1, topic="dbz")  # its snapshot's schema, recorded
+                # and a binlog position stored: before it, the offset is the snapshot's attempt marker, which
+                # names no server (another server takes it as an interrupted snapshot, and takes its own)
+                deadline = time.monotonic() + 30
+                while '"pos"' not in _text(where / "offsets.json") and time.monotonic() < deadline:
+                    time.sleep(0.05)
         # b's offsets with a's history (same topic.prefix, same server_id 1): refused, not decoded into garbage
         shutil.copy(tmp_path / "b" / "history.jsonl", tmp_path / "b" / "history.bak")
         shutil.copy(tmp_path / "a" / "history.jsonl", tmp_path / "b" / "history.jsonl")
