@@ -823,6 +823,15 @@ def recover(cdc: Cdc, writer: Writer, timeout: float = 120) -> str:
         time.sleep(0.2)
 
 
+def finish(cdc: Cdc, writer: Writer) -> None:
+    """The end of every case, its running pipeline past the fault: a second more of changes, the writer
+    stopped, all of them delivered, then a clean stop after which the next run repeats nothing."""
+    time.sleep(1)
+    writer.stop()
+    converge(cdc, writer)
+    clean_stop_then_nothing_again(cdc, writer)
+
+
 def clean_stop_then_nothing_again(cdc: Cdc, writer: Writer) -> None:
     """Stop cleanly, start again, commit one change: the new run delivers that change and nothing twice."""
     cdc.stop()

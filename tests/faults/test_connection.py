@@ -16,8 +16,7 @@ from tests.faults.harness import (
     Cdc,
     Source,
     Writer,
-    clean_stop_then_nothing_again,
-    converge,
+    finish,
     kill_connections,
     recover,
     seed,
@@ -45,10 +44,7 @@ def test_connection_killed_mid_snapshot(source: Source, tmp_path: Path,
         outcomes.append(recover(cdc, writer))
         record_property("outcome", "; ".join(sorted(set(outcomes))))
         assert cdc.wait_log(source.streaming_marker), cdc.tail()
-        time.sleep(1)
-        writer.stop()
-        converge(cdc, writer)
-        clean_stop_then_nothing_again(cdc, writer)
+        finish(cdc, writer)
     finally:
         writer.stop()
         cdc.close()
@@ -77,10 +73,7 @@ def test_connection_killed_mid_stream(source: Source, tmp_path: Path,
             assert killed, "no session of the pipeline found on the server"
             outcomes.append(recover(cdc, writer))
         record_property("outcome", "; ".join(sorted(set(outcomes))))
-        time.sleep(1)
-        writer.stop()
-        converge(cdc, writer)
-        clean_stop_then_nothing_again(cdc, writer)
+        finish(cdc, writer)
     finally:
         writer.stop()
         cdc.close()

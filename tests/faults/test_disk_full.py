@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.faults.conftest import NO_MOUNT, sources
-from tests.faults.harness import Cdc, Source, Writer, clean_stop_then_nothing_again, converge, seed, verify
+from tests.faults.harness import Cdc, Source, Writer, finish, seed, verify
 
 pytestmark = pytest.mark.faults
 
@@ -83,10 +83,7 @@ def test_disk_full_during_snapshot(source: Source, tmp_path: Path, small_disk: P
         filler.unlink()
         cdc.start()
         assert cdc.wait_log(source.streaming_marker), cdc.tail()
-        time.sleep(1)
-        writer.stop()
-        converge(cdc, writer)
-        clean_stop_then_nothing_again(cdc, writer)
+        finish(cdc, writer)
     finally:
         writer.stop()
         cdc.close()
@@ -110,10 +107,7 @@ def test_disk_full_during_stream(source: Source, tmp_path: Path, small_disk: Pat
         writer.wait_ops(len(writer.ops) + 200)
         filler.unlink()
         cdc.start()
-        time.sleep(1)
-        writer.stop()
-        converge(cdc, writer)
-        clean_stop_then_nothing_again(cdc, writer)
+        finish(cdc, writer)
     finally:
         writer.stop()
         cdc.close()

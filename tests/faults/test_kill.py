@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.faults.conftest import sources
-from tests.faults.harness import Cdc, Source, Writer, clean_stop_then_nothing_again, converge, seed, verify
+from tests.faults.harness import Cdc, Source, Writer, finish, seed, verify
 
 pytestmark = pytest.mark.faults
 
@@ -36,10 +36,7 @@ def test_kill_storm_stream(source: Source, tmp_path: Path) -> None:
             cdc.kill()
             cdc.start()
         assert cdc.wait_log(source.streaming_marker), cdc.tail()
-        time.sleep(1)
-        writer.stop()
-        converge(cdc, writer)
-        clean_stop_then_nothing_again(cdc, writer)
+        finish(cdc, writer)
     finally:
         writer.stop()
         cdc.close()
@@ -69,10 +66,7 @@ def test_kill_storm_snapshot(source: Source, tmp_path: Path) -> None:
             cdc.kill()
         cdc.start()
         assert cdc.wait_log(source.streaming_marker), cdc.tail()
-        time.sleep(1)
-        writer.stop()
-        converge(cdc, writer)
-        clean_stop_then_nothing_again(cdc, writer)
+        finish(cdc, writer)
     finally:
         writer.stop()
         cdc.close()

@@ -27,8 +27,7 @@ from tests.faults.harness import (
     PostgresSource,
     Source,
     Writer,
-    clean_stop_then_nothing_again,
-    converge,
+    finish,
     recover,
     seed,
     verify,
@@ -137,10 +136,7 @@ def test_server_restart_mid_stream(private_source: tuple[Source, PrivateServer],
         server.start()
         writer.wait_ops(len(writer.ops) + 300)
         record_property("outcome", recover(cdc, writer))
-        time.sleep(1)
-        writer.stop()
-        converge(cdc, writer)
-        clean_stop_then_nothing_again(cdc, writer)
+        finish(cdc, writer)
     finally:
         writer.stop()
         cdc.close()

@@ -23,8 +23,8 @@ from tests.faults.harness import (
     PostgresSource,
     Source,
     Writer,
-    clean_stop_then_nothing_again,
     converge,
+    finish,
     seed,
     verify,
 )
@@ -57,10 +57,7 @@ def _resume(cdc: Cdc, writer: Writer, **props: str) -> None:
     """The documented way on taken: the run streams; the writer stops; it all arrives; a clean stop."""
     cdc.start(**props)
     assert cdc.wait_log(cdc.source.streaming_marker), cdc.tail()
-    time.sleep(1)
-    writer.stop()
-    converge(cdc, writer)
-    clean_stop_then_nothing_again(cdc, writer)
+    finish(cdc, writer)
 
 
 @pytest.mark.parametrize("source", sources(), indirect=True)
