@@ -54,27 +54,24 @@ def _layout(storage: int, column: Any) -> tuple[str, int] | None:
     return None
 
 
-def binlog_kind(storage: int, mapped: Any, column: Any, modes: my_types.TypeModes) -> str | None:
-    """The codec's kind for an output column, mirroring the converter ``types`` chooses; None:
-    the table goes the Python way."""
-    kind = my_types._kind(column, modes)
+def binlog_kind(storage: int, mapped: Any, kind: my_types.ValueKind) -> str | None:
+    """The codec's writer for an output column: derived from the column's value kind (the one the
+    converter is made from) and how the binlog stores it; None: the table goes the Python way."""
+    name, param = kind.name, kind.param
     if storage in _INTEGERS:
-        if kind in ("int16", "int32", "int64", "uint8", "uint16", "uint24", "uint32"):
-            return "int:" + ("u" if my_types.is_unsigned(column) else "s")
-        return "bool" if kind == "boolean" and storage == rows.TINY else None
-    if storage in (*_TEXTS, *_BLOBS) and kind == "string":
-        return "text" if my_types.python_codec(column.charset) == "utf-8" else None
-    if storage == rows.NEWDECIMAL and kind == "decimal" and modes.decimal_handling_mode == "precise" \
-            and (column.scale or 0) == mapped.decimals and mapped.precision <= 38:
+        if name == "int" or (name == "unsigned" and param <= 32):
+            return "int:" + ("u" if name == "unsigned" else "s")
+        return "bool" if name == "bool" and storage == rows.TINY else None
+    if storage in (*_TEXTS, *_BLOBS) and name == "text":
+        return "text" if param == "utf-8" else None
+    if storage == rows.NEWDECIMAL and name == "decimal" and param == mapped.decimals and mapped.precision <= 38:
         return f"decimal:{mapped.precision}:{mapped.decimals}"
-    if storage in (rows.DATE, rows.NEWDATE) and kind == "date":
+    if storage in (rows.DATE, rows.NEWDATE) and name == "date":
         return "date"
-    precision = my_types._precision(column)
-    if storage == rows.DATETIME2 and kind == "datetime":
-        millis = modes.time_precision_mode == "connect" or precision <= 3
-        return f"datetime2:{mapped.fsp}:{'ms' if millis else 'us'}"
-    if storage == rows.TIMESTAMP2 and kind == "timestamp" and precision <= 6:
-        return f"timestamp2:{mapped.fsp}:{max(precision, 0)}"
+    if storage == rows.DATETIME2 and name == "timestamp":
+        return f"datetime2:{mapped.fsp}:{param}"
+    if storage == rows.TIMESTAMP2 and name == "zoned_timestamp" and param <= 6:
+        return f"timestamp2:{mapped.fsp}:{max(param, 0)}"
     return None
 
 
@@ -93,7 +90,7 @@ def binlog_codec(state: TableState, mapped_columns: Sequence[Any], modes: my_typ
             return None
         kind = None
         if index in outputs:
-            kind = binlog_kind(mapped.type, mapped, column, modes)
+            kind = binlog_kind(mapped.type, mapped, my_types.value_kind(column, modes))
             if kind is None:
                 return None
             kinds[index] = kind
@@ -114,7 +111,7 @@ _EARLY_DAYS = (date(1, 1, 1).toordinal() - _EPOCH_ORDINAL, date(100, 1, 1).toord
 
 class YearAdjuster:
     """The codec writes DATE and DATETIME as stored; with ``enable.time.adjuster`` (Debezium's
-    default) years 0001-0099 are two-digit years (``types._two_digit_year``). This moves such values
+    default) years 0001-0099 are two-digit years (``types.two_digit_year``). This moves such values
     in the codec's JSON, found by their field names, so that those rows stay on the codec's way."""
 
     __slots__ = ("_units", "_pattern")
@@ -131,10 +128,10 @@ class YearAdjuster:
             return None
         units: dict[bytes, int] = {}
         for index, name, convert, _ in state.spec:
-            kind = my_types._kind(state.table.columns[index], state.modes)
+            kind = my_types.value_kind(state.table.columns[index], state.modes).name
             if kind == "date":
                 units[orjson.dumps(name)] = 1
-            elif kind == "datetime":  # milliseconds or microseconds, as its converter writes them
+            elif kind == "timestamp":  # milliseconds or microseconds, as its converter writes them
                 units[orjson.dumps(name)] = convert(datetime(1970, 1, 2))
         return cls(units) if units else None
 
@@ -148,7 +145,7 @@ class YearAdjuster:
         if not _EARLY_DAYS[0] <= days < _EARLY_DAYS[1]:
             return match.group(0)
         stored = date.fromordinal(days + _EPOCH_ORDINAL)
-        moved = my_types._civil_days(my_types._two_digit_year(stored.year), stored.month, stored.day)
+        moved = my_types.civil_days(my_types.two_digit_year(stored.year), stored.month, stored.day)
         return match.group(1) + b":" + str(moved * unit + rest).encode()
 
 

@@ -67,7 +67,8 @@ from cdc.sources.mysql.ddl import enum_options
 
 log = logging.getLogger(__name__)
 
-__all__ = ["TypeModes", "field_schema", "value_converter", "Converter", "is_unsigned", "json_text"]
+__all__ = ["TypeModes", "ValueKind", "field_schema", "value_kind", "converter_of", "value_converter", "Converter",
+           "is_unsigned", "json_text"]
 
 Converter = Callable[[Any], Any]
 
@@ -109,7 +110,9 @@ def is_unsigned(column: Column) -> bool:
 _unsigned = is_unsigned
 
 
-def _kind(column: Column, modes: TypeModes) -> str:
+def _family(column: Column, modes: TypeModes) -> str:
+    """The column's type family (Debezium's choice by typeName and JDBC type), which decides its
+    schema and how its DEFAULT is read; ``value_kind`` refines it under the type modes."""
     base = _base(column)
     jdbc = column.jdbc_type
     if base == "JSON":
@@ -226,7 +229,7 @@ def field_schema(column: Column, modes: TypeModes) -> dict[str, Any] | None:
 
     None for a type Debezium cannot represent (VECTOR): Debezium leaves such columns out.
     """
-    kind = _kind(column, modes)
+    kind = _family(column, modes)
     schema = _base_schema(column, kind, modes)
     if schema is None:
         return None
@@ -517,8 +520,7 @@ def _uuid_converter(value: Any) -> str:
     return value.decode() if isinstance(value, (bytes, bytearray)) else str(value)
 
 
-def _inet_converter(column: Column) -> Converter:
-    size = 4 if _base(column) == "INET4" else 16
+def _inet_converter(size: int) -> Converter:
 
     def convert(value: Any) -> str:
         if isinstance(value, (bytes, bytearray)) and len(value) <= size:
@@ -539,12 +541,12 @@ def _year_converter(value: Any) -> int:
     return year
 
 
-def _two_digit_year(year: int) -> int:
+def two_digit_year(year: int) -> int:
     """Debezium's time adjuster (MySQL's rule for two-digit years): 0-69 are 2000-2069, 70-99 1970-1999."""
     return year + 2000 if year < 70 else year + 1900 if year < 100 else year
 
 
-def _civil_days(year: int, month: int, day: int) -> int:
+def civil_days(year: int, month: int, day: int) -> int:
     """Days since 1970-01-01 of a proleptic Gregorian date, year 0 included (which Python's date
     cannot hold; H. Hinnant's days_from_civil)."""
     year -= month <= 2
@@ -574,13 +576,13 @@ def _date_converter(adjust: bool) -> Converter:
             value = value.date()
         if isinstance(value, date):
             if adjust and value.year < 100:
-                return _civil_days(_two_digit_year(value.year), value.month, value.day)
+                return civil_days(two_digit_year(value.year), value.month, value.day)
             return (value - _EPOCH_DATE).days
         parts = _date_text_parts(str(value))
         if parts is None:
             return None
         year, month, day, _ = parts
-        return _civil_days(_two_digit_year(year) if adjust else year, month, day)
+        return civil_days(two_digit_year(year) if adjust else year, month, day)
     return convert
 
 
@@ -592,14 +594,14 @@ def _datetime_converter(adjust: bool, divisor: int) -> Converter:
             if parts is None:
                 return None
             year, month, day, micros = parts
-            year = _two_digit_year(year) if adjust else year
-            return (_civil_days(year, month, day) * 86_400_000_000 + micros) // divisor
+            year = two_digit_year(year) if adjust else year
+            return (civil_days(year, month, day) * 86_400_000_000 + micros) // divisor
         if not isinstance(value, datetime):  # a date
             value = datetime(value.year, value.month, value.day)
         if value.tzinfo is not None:
             value = value.astimezone(UTC).replace(tzinfo=None)
         if adjust and value.year < 100:
-            days = _civil_days(_two_digit_year(value.year), value.month, value.day)
+            days = civil_days(two_digit_year(value.year), value.month, value.day)
             micros = ((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000 + value.microsecond
             return (days * 86_400_000_000 + micros) // divisor
         return ((value - _EPOCH) // _ONE_US) // divisor
@@ -638,8 +640,7 @@ def _time_micros(value: Any) -> int:
     return _parse_time(str(value)) // _ONE_US
 
 
-def _zoned_converter(column: Column) -> Converter:
-    digits = _precision(column)
+def _zoned_converter(digits: int) -> Converter:
 
     def convert(value: Any) -> str | None:
         if value.__class__ is datetime and value.tzinfo is None and value.year >= 1000 and digits == 6:
@@ -679,61 +680,102 @@ def _point_converter(value: Any) -> dict[str, Any]:
     return {"x": x, "y": y, "wkb": _b64(wkb).decode(), "srid": srid}
 
 
-def _converter_for(column: Column, kind: str, modes: TypeModes) -> Converter:
-    connect = modes.time_precision_mode == "connect"
-    if kind in ("int16", "int32", "int64"):
-        return _to_int
-    if kind.startswith("uint"):
-        return _unsigned_converter(int(kind[4:]))
-    if kind == "ubigint_long":
-        return _ubigint_long
-    if kind == "ubigint_precise":
-        return _ubigint_precise
-    if kind == "float32":
-        return lambda value: _float32(float(value))
-    if kind == "float64":
-        return float
-    if kind == "decimal":
+# ---- value kinds: the one choice per column behind its converter and the codec's writer --------
+
+ValueKind = rules.ValueKind
+
+_PLAIN_KINDS = {"int16": "int", "int32": "int", "int64": "int", "boolean": "bool", "float32": "float32",
+                "float64": "float64", "bit": "bit", "json": "json", "uuid": "uuid", "year": "year",
+                "geometry": "geometry", "point": "point"}
+
+
+def value_kind(column: Column, modes: TypeModes) -> ValueKind:
+    """What a column's values are under the type modes: the core kinds of
+    cdc.core.type_rules.ValueKind (``text``'s parameter is the Python codec of the column's
+    character set) and MySQL's own: ``unsigned`` (bits; a signed binlog read wraps back), ``ubigint``
+    (bigint.unsigned.handling.mode), ``enum``/``set`` (the options), ``json``, ``uuid``, ``inet``
+    (bytes of an address), ``year``, ``connect_time`` (Connect's Time, which holds one day only),
+    ``geometry``, ``point``. The Python converter (``converter_of``) and the binlog codec's writer
+    (cdc.sources.mysql.native_rows.binlog_kind) are both derived from it."""
+    family = _family(column, modes)
+    if family in _PLAIN_KINDS:
+        return ValueKind(_PLAIN_KINDS[family])
+    if family.startswith("uint"):
+        return ValueKind("unsigned", int(family[4:]))
+    if family.startswith("ubigint"):
+        return ValueKind("ubigint", modes.bigint_unsigned_handling_mode)
+    if family == "decimal":
+        mode = modes.decimal_handling_mode
+        return ValueKind("decimal", column.scale or 0) if mode == "precise" else ValueKind("decimal_" + mode)
+    if family == "string":
+        return ValueKind("text", python_codec(column.charset))
+    if family == "binary":
+        return ValueKind("binary", modes.binary_handling_mode)
+    if family == "bits":
+        return ValueKind("bits", column.length or 1)
+    if family in ("enum", "set"):
+        return ValueKind(family, tuple(enum_options(column.enum_values)))
+    if family == "inet":
+        return ValueKind("inet", 4 if _base(column) == "INET4" else 16)
+    return _temporal_kind(family, _precision(column), modes.time_precision_mode)
+
+
+def _temporal_kind(family: str, precision: int, mode: str) -> ValueKind:
+    if family == "date":
+        return ValueKind("date", "days")
+    if family == "time":
+        return ValueKind("connect_time") if mode == "connect" else ValueKind("time", rules.time_unit(mode, precision))
+    if family == "datetime":
+        return ValueKind("timestamp", rules.timestamp_unit(mode, precision))
+    if family == "timestamp":
+        return ValueKind("zoned_timestamp", precision)
+    return ValueKind("unsupported")
+
+
+def converter_of(kind: ValueKind, column: Column, modes: TypeModes) -> Converter:
+    """The function from a binlog or snapshot value to the JSON-ready value Debezium writes, for the
+    column's kind (the column names it in warnings and decodes its character set's errors)."""
+    name, param = kind.name, kind.param
+    simple = _SIMPLE_CONVERTERS.get(name)
+    if simple is not None:
+        return simple
+    if name == "unsigned":
+        return _unsigned_converter(param)
+    if name == "ubigint":
+        return _ubigint_precise if param == "precise" else _ubigint_long
+    if name.startswith("decimal"):
         return _decimal_converter(column, modes.decimal_handling_mode)
-    if kind == "string":
+    if name == "text":
         return _string_converter(column)
-    if kind == "binary":
-        return _binary_converter(column, modes.binary_handling_mode)
-    if kind == "boolean":
-        return lambda value: value == "true" if isinstance(value, str) else bool(value)
-    if kind == "bit":
-        return _bit_converter
-    if kind == "bits":
+    if name == "binary":
+        return _binary_converter(column, param)
+    if name == "bits":
         return _bits_converter(column)
-    if kind == "enum":
+    if name == "enum":
         return _enum_converter(column)
-    if kind == "set":
+    if name == "set":
         return _set_converter(column)
-    if kind == "json":
-        return _json_converter
-    if kind == "uuid":
-        return _uuid_converter
-    if kind == "inet":
-        return _inet_converter(column)
-    if kind == "year":
-        return _year_converter
-    if kind == "date":
+    if name == "inet":
+        return _inet_converter(param)
+    if name == "date":
         return _date_converter(modes.enable_time_adjuster)
-    if kind == "time":
-        if connect:
-            return _connect_time(column)
-        if modes.time_precision_mode == "adaptive" and _precision(column) <= 3:
-            return lambda value: _time_micros(value) // 1000
-        return _time_micros
-    if kind == "datetime":
-        return _datetime_converter(modes.enable_time_adjuster, 1000 if connect or _precision(column) <= 3 else 1)
-    if kind == "timestamp":
-        return _zoned_converter(column)
-    if kind == "geometry":
-        return _geometry_converter
-    if kind == "point":
-        return _point_converter
+    if name == "connect_time":
+        return _connect_time(column)
+    if name == "time":
+        return (lambda value: _time_micros(value) // 1000) if param == "ms" else _time_micros
+    if name == "timestamp":
+        return _datetime_converter(modes.enable_time_adjuster, 1000 if param == "ms" else 1)
+    if name == "zoned_timestamp":
+        return _zoned_converter(param)
     raise ConfigError(f"column {column.name!r} has type {column.type_name}, which has no Connect mapping")
+
+
+_SIMPLE_CONVERTERS: dict[str, Converter] = {
+    "int": _to_int, "float32": lambda value: _float32(float(value)), "float64": float,
+    "bool": lambda value: value == "true" if isinstance(value, str) else bool(value), "bit": _bit_converter,
+    "json": _json_converter, "uuid": _uuid_converter, "year": _year_converter, "geometry": _geometry_converter,
+    "point": _point_converter,
+}
 
 
 _FALLBACKS: dict[str, Any] = {
@@ -764,13 +806,14 @@ def value_converter_parts(column: Column, modes: TypeModes) -> tuple[Converter, 
     it becomes the schema default, else Debezium's fallback. Kept apart so a row converter can
     test for None inline (one call per value less on the hot path).
     """
-    kind = _kind(column, modes)
-    convert = _converter_for(column, kind, modes)
+    family = _family(column, modes)
+    kind = value_kind(column, modes)
+    convert = converter_of(kind, column, modes)
     if column.optional:
         return convert, None
-    default = _default_value(column, kind, modes)
-    missing = default if default is not None else _fallback(column, kind, modes)
-    if kind in ("date", "datetime", "timestamp") or (kind == "time" and modes.time_precision_mode == "connect"):
+    default = _default_value(column, family, modes)
+    missing = default if default is not None else _fallback(column, family, modes)
+    if kind.name in ("date", "timestamp", "zoned_timestamp", "connect_time"):
         # these give None for a value they cannot write (a zero date as text, a TIME past 24 hours)
         inner = convert
         convert = lambda value: missing if (result := inner(value)) is None else result  # noqa: E731
@@ -874,6 +917,6 @@ def _default_value(column: Column, kind: str, modes: TypeModes) -> Any:
             return None
         if value is _EPOCH_TIMESTAMP:
             return "1970-01-01T00:00:00Z"
-        return _converter_for(column, kind, modes)(value)
+        return converter_of(value_kind(column, modes), column, modes)(value)
     except (ValueError, ArithmeticError, InvalidOperation, OverflowError):
         return None  # Debezium logs an invalid default and leaves it out

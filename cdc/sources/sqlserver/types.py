@@ -101,34 +101,68 @@ def _fraction_digits(column: SqlColumn) -> int:
     return column.scale
 
 
+# ---- value kinds: the one choice per column behind its schema and its converter -----------------
+
+ValueKind = rules.ValueKind
+
+
+def value_kind(column: SqlColumn, modes: TypeModes) -> ValueKind:
+    """What a column's values are under the type modes: the core kinds of
+    cdc.core.type_rules.ValueKind and SQL Server's own ``uuid`` (uniqueidentifier, upper case) and
+    ``xml``. Its schema (``field_schema``) and converter (``converter``) are both derived from it."""
+    t = column.type_name
+    if t in _PLAIN_KINDS:
+        return ValueKind(_PLAIN_KINDS[t])
+    if t in DECIMAL_TYPES:
+        mode = modes.decimal_handling_mode
+        return ValueKind("decimal", column.decimal_precision_scale[1]) if mode == "precise" \
+            else ValueKind("decimal_" + mode)
+    mode = modes.time_precision_mode
+    if t == "datetimeoffset":
+        return ValueKind("zoned_timestamp", column.scale)
+    if t == "date":
+        return ValueKind("date", "days")
+    if t == "time":
+        return ValueKind("time", rules.time_unit(mode, _fraction_digits(column)))
+    if t in TEMPORAL_TYPES:
+        return ValueKind("timestamp", rules.timestamp_unit(mode, _fraction_digits(column)))
+    if t in BINARY_TYPES:
+        return ValueKind("binary", modes.binary_handling_mode)
+    return ValueKind("text")  # char types and anything unknown
+
+
+_PLAIN_KINDS = {"bit": "bool", "tinyint": "int", "smallint": "int", "int": "int", "bigint": "int",
+                "real": "float32", "float": "float64", "uniqueidentifier": "uuid", "xml": "xml"}
+
+
 def field_schema(column: SqlColumn, modes: TypeModes, optional: bool | None = None) -> dict[str, Any]:
     """The Connect schema of a column (without ``"field"``)."""
-    t = column.type_name
     opt = column.nullable if optional is None else optional
-    if t == "bit":
-        return _plain("boolean", opt)
-    if t in INT_TYPES:
-        return _plain(INT_TYPES[t], opt)
-    if t == "real":
-        return _plain("float", opt)
-    if t == "float":
-        return _plain("double", opt)
-    if t in DECIMAL_TYPES:
+    kind = value_kind(column, modes)
+    name = kind.name
+    if name == "int":
+        return _plain(INT_TYPES[column.type_name], opt)
+    if name in _PLAIN_SCHEMAS:
+        return _plain(_PLAIN_SCHEMAS[name], opt)
+    if name.startswith("decimal"):
         precision, scale = column.decimal_precision_scale
         return rules.decimal_schema(modes.decimal_handling_mode, precision, scale, opt)
-    if t == "xml":
+    if name == "xml":
         return _semantic("string", opt, "io.debezium.data.Xml")
-    if t == "datetimeoffset":
+    if name == "zoned_timestamp":
         return rules.zoned_timestamp_schema(opt)
-    if t == "date":
+    if name == "date":
         return rules.date_schema(modes.time_precision_mode, opt)
-    if t == "time":
+    if name == "time":
         return rules.time_schema(modes.time_precision_mode, _fraction_digits(column), opt)
-    if t in TEMPORAL_TYPES:
+    if name == "timestamp":
         return rules.timestamp_schema(modes.time_precision_mode, _fraction_digits(column), opt)
-    if t in BINARY_TYPES:
-        return rules.binary_schema(modes.binary_handling_mode, opt)
-    return _plain("string", opt)  # char types, uniqueidentifier, and anything unknown as text
+    if name == "binary":
+        return rules.binary_schema(kind.param, opt)
+    return _plain("string", opt)  # text, uuid
+
+
+_PLAIN_SCHEMAS = {"bool": "boolean", "float32": "float", "float64": "double"}
 
 
 # ---- values -----------------------------------------------------------------------------------
@@ -217,22 +251,13 @@ def zoned_timestamp(value: Any, digits: int) -> str:
     return f"{clock}{fraction}Z"
 
 
-def _temporal_converter(column: SqlColumn, mode: str) -> Converter:
-    t = column.type_name
-    p = _fraction_digits(column)
-    if t == "date":
-        return _epoch_days
-    if t == "time":
-        if mode == "connect" or (p <= 3 and mode != "adaptive_time_microseconds"):
-            return lambda v: _nanos_of_day(v) // 1_000_000
-        if p <= 6:
-            return lambda v: _nanos_of_day(v) // 1000
-        return _nanos_of_day
-    if mode == "connect" or p <= 3:
-        return lambda v: _epoch_nanos(v) // 1_000_000
-    if p <= 6:
-        return lambda v: _epoch_nanos(v) // 1000
-    return _epoch_nanos
+_NANOS_PER = {"ms": 1_000_000, "us": 1000, "ns": 1}
+
+
+def _scaled(nanos: Converter, unit: str) -> Converter:
+    """``nanos`` in the kind's unit."""
+    divisor = _NANOS_PER[unit]
+    return nanos if divisor == 1 else lambda v: nanos(v) // divisor
 
 
 def _uuid_text(value: Any) -> str:
@@ -246,28 +271,26 @@ def _text(value: Any) -> Any:
 
 
 def converter(column: SqlColumn, modes: TypeModes) -> Converter:
-    """The function turning a non-NULL driver value of ``column`` into the event's value."""
-    t = column.type_name
-    if t == "bit":
-        return bool
-    if t in INT_TYPES:
-        return int
-    if t == "real":
-        return _float32
-    if t == "float":
-        return float
-    if t in DECIMAL_TYPES:
+    """The function turning a non-NULL driver value of ``column`` into the event's value, for its kind."""
+    kind = value_kind(column, modes)
+    name, param = kind.name, kind.param
+    if name in _SIMPLE_CONVERTERS:
+        return _SIMPLE_CONVERTERS[name]
+    if name.startswith("decimal"):
         return _decimal_converter(column, modes.decimal_handling_mode)
-    if t == "datetimeoffset":
-        digits = column.scale
-        return lambda v: zoned_timestamp(v, digits)
-    if t in TEMPORAL_TYPES:
-        return _temporal_converter(column, modes.time_precision_mode)
-    if t in BINARY_TYPES:
-        return _binary_converter(modes.binary_handling_mode)
-    if t == "uniqueidentifier":
-        return _uuid_text
+    if name == "zoned_timestamp":
+        return lambda v: zoned_timestamp(v, param)
+    if name == "time":
+        return _scaled(_nanos_of_day, param)
+    if name == "timestamp":
+        return _scaled(_epoch_nanos, param)
+    if name == "binary":
+        return _binary_converter(param)
     return _text
+
+
+_SIMPLE_CONVERTERS: dict[str, Converter] = {"bool": bool, "int": int, "float32": _float32, "float64": float,
+                                            "date": _epoch_days, "uuid": _uuid_text}
 
 
 # ---- tableChanges ---------------------------------------------------------------------------
