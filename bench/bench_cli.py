@@ -16,21 +16,15 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import loop_seconds  # noqa: E402
 
 ENTRY = "import sys; from cdc.cli import main; sys.exit(main())"
 COMMANDS: list[list[str]] = [["--help"], ["--version"], ["postgres", "--help"], ["mysql", "--help"],
                              ["sqlserver", "--help"]]
-
-
-def loop_seconds() -> float:
-    """The best of three 10-million-step loops (the machine's speed for plain Python)."""
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for _ in range(10_000_000):
-            pass
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def timed(argv: list[str], runs: int) -> list[float]:

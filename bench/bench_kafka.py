@@ -29,7 +29,7 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bench_postgres import TABLE, CountingEngine, load  # noqa: E402
-from bench.common import ROOT, scratch_database  # noqa: E402
+from bench.common import ROOT, loop_seconds, scratch_database  # noqa: E402
 from cdc.config import CORE_OPTIONS, Config  # noqa: E402
 from cdc.core.converters import JsonConverter  # noqa: E402
 from cdc.core.offsets import MemoryOffsetStore  # noqa: E402
@@ -38,17 +38,6 @@ from cdc.kafka.stores import KafkaOffsetStore  # noqa: E402
 from cdc.sinks.files import FileSink  # noqa: E402
 from cdc.sinks.kafka import KafkaSink  # noqa: E402
 from cdc.sources.postgres.source import PostgresSource  # noqa: E402
-
-
-def loop_seconds() -> float:
-    """The best of three 10-million-step loops (the machine's speed for plain Python)."""
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for _ in range(10_000_000):
-            pass
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def bootstrap() -> str:

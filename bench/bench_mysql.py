@@ -6,7 +6,8 @@
     python bench/bench_mysql.py snapshot [--rows 5000] [--columns 1000]
                                                          a wide table's initial snapshot into the file sink vs
                                                          a bare SELECT * through pymysql's unbuffered cursor
-                                                         (the library's ceiling); peak RSS of our run
+                                                         (the library's ceiling) and the mariadb client (C),
+                                                         with and without the compiled codec; peak RSS
     add --profile to print a pyinstrument profile of our side
 
 Target (an aim, not a gate): stream >= 0.6 of the bare loop.
@@ -28,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import debezium  # noqa: E402
 from bench.bench_postgres import CountingEngine  # noqa: E402
-from bench.common import peak_rss_mb, timed_run  # noqa: E402
+from bench.common import loop_seconds, peak_rss_mb, timed_run  # noqa: E402
 from cdc.config import CORE_OPTIONS, Config  # noqa: E402
 from cdc.core.converters import JsonConverter  # noqa: E402
 from cdc.core.offsets import MemoryOffsetStore  # noqa: E402
@@ -194,6 +195,15 @@ def wide_table(conn: pymysql.connections.Connection, db: str, rows: int, columns
             conn.commit()
 
 
+def client_select(args: dict[str, Any], db: str) -> float:
+    """The C reference: the mariadb client reading every row (--quick: unbuffered) to /dev/null."""
+    started = time.perf_counter()
+    subprocess.run(["mariadb", "-h", args["host"], "-P", str(args["port"]), "-u", args["user"], "--quick", "--batch",
+                    "-e", f"SELECT * FROM {db}.wide"], check=True, stdout=subprocess.DEVNULL,
+                   env={"MYSQL_PWD": args["password"], "PATH": "/usr/bin:/bin"})
+    return time.perf_counter() - started
+
+
 def bare_select(args: dict[str, Any], db: str, fetch: int) -> tuple[float, int]:
     """The library's ceiling: every row of the table through pymysql's unbuffered cursor."""
     conn = pymysql.connect(**args)
@@ -208,7 +218,7 @@ def bare_select(args: dict[str, Any], db: str, fetch: int) -> tuple[float, int]:
     return elapsed, seen
 
 
-def snapshot_ours(args: dict[str, Any], db: str, rows: int, profile: bool) -> float:
+def snapshot_ours(args: dict[str, Any], db: str, rows: int, profile: bool, *, native: bool) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         props = {"database.hostname": args["host"], "database.port": str(args["port"]),
                  "database.user": args["user"], "database.password": args["password"],
@@ -217,6 +227,7 @@ def snapshot_ours(args: dict[str, Any], db: str, rows: int, profile: bool) -> fl
                  "snapshot.progress": "off", "database.server.id": "7004"}
         config = Config(props).declare(CORE_OPTIONS)
         source = MySqlSource(config)
+        source.native_rows = source.encoded_batches = native  # the compiled row codec, as the pipeline does
         engine = CountingEngine(source, FileSink(config), JsonConverter(True), MemoryOffsetStore(),
                                 flush_interval_s=0.5, target=rows)
         return timed_run(engine, rows, profile)
@@ -231,24 +242,30 @@ def snapshot(rows: int, columns: int, profile: bool) -> None:
         with conn.cursor() as cur:
             cur.execute(f"CREATE DATABASE {db}")
         wide_table(conn, db, rows, columns)
-        bare, ours = [], []
+        bare, ours, python, client = [], [], [], []
         for attempt in range(2):
+            client.append(client_select(args, db))
             seconds, seen = bare_select(args, db, 2000)
             assert seen == rows, seen
             bare.append(seconds)
             before = peak_rss_mb()
-            ours.append(snapshot_ours(args, db, rows, profile and attempt == 1))
+            ours.append(snapshot_ours(args, db, rows, profile and attempt == 1, native=True))
             if attempt == 0:
                 print(f"snapshot: peak RSS {peak_rss_mb():,.0f} MB after our first run (before it {before:,.0f} MB)")
+            python.append(snapshot_ours(args, db, rows, False, native=False))
     finally:
         with conn.cursor() as cur:
             cur.execute(f"DROP DATABASE {db}")
         conn.close()
-    print("runs, seconds: bare SELECT " + ", ".join(f"{t:.2f}" for t in bare) + "; ours "
-          + ", ".join(f"{t:.2f}" for t in ours))
-    print(f"snapshot: {rows:,} rows of {columns + 1} columns; ours {rows / min(ours):,.0f} rows/s "
-          f"({rows * (columns + 1) / min(ours):,.0f} values/s); bare SELECT through pymysql "
-          f"{rows / min(bare):,.0f} rows/s; ratio {min(bare) / min(ours):.2f}")
+    print("runs, seconds: mariadb client " + ", ".join(f"{t:.2f}" for t in client)
+          + "; bare SELECT " + ", ".join(f"{t:.2f}" for t in bare) + "; ours "
+          + ", ".join(f"{t:.2f}" for t in ours) + "; ours without the codec " + ", ".join(f"{t:.2f}" for t in python))
+    codec = "with the compiled row codec" if _codec() else "cdc_native NOT installed"
+    print(f"snapshot: {rows:,} rows of {columns + 1} columns; ours ({codec}) {rows / min(ours):,.0f} rows/s "
+          f"({rows * (columns + 1) / min(ours):,.0f} values/s), without it {rows / min(python):,.0f} rows/s; "
+          f"bare SELECT through pymysql {rows / min(bare):,.0f} rows/s; ratio {min(bare) / min(ours):.2f} "
+          f"(without the codec {min(bare) / min(python):.2f}); the mariadb client (C) {rows / min(client):,.0f} "
+          f"rows/s, ours {min(client) / min(ours):.2f} of it")
 
 
 DDL = [
@@ -284,6 +301,7 @@ def main() -> None:
     parser.add_argument("--columns", type=int, default=1000, help="snapshot: the wide table's columns")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
+    print(f"python {sys.version.split()[0]}; 10-million-step loop: {loop_seconds():.3f} s")
     if args.mode in ("stream", "all"):
         stream(args.rows, args.profile)
     if args.mode in ("ddl", "all"):

@@ -24,7 +24,7 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import debezium  # noqa: E402
-from bench.common import peak_rss_mb, pg_bin, scratch_database, timed_run  # noqa: E402
+from bench.common import loop_seconds, peak_rss_mb, pg_bin, scratch_database, timed_run  # noqa: E402
 from cdc.config import CORE_OPTIONS, Config  # noqa: E402
 from cdc.core.converters import JsonConverter  # noqa: E402
 from cdc.core.offsets import MemoryOffsetStore  # noqa: E402
@@ -202,6 +202,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--no-schemas", action="store_true", help="JsonConverter with schemas.enable=false")
     args = parser.parse_args()
+    print(f"python {sys.version.split()[0]}; 10-million-step loop: {loop_seconds():.3f} s")
     SCHEMAS["enable"] = not args.no_schemas
     if args.no_schemas:
         print("schemas.enable=false: records without their schema (Debezium's too)")

@@ -40,19 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_postgres import TABLE, load  # noqa: E402
-from bench.common import scratch_database  # noqa: E402
-
-
-def loop_seconds() -> float:
-    """The best of three 10-million-step loops (the machine's speed for plain Python)."""
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for _ in range(10_000_000):
-            pass
-        best = min(best, time.perf_counter() - start)
-    return best
-
+from bench.common import loop_seconds, scratch_database  # noqa: E402
 
 MAX_ROWS_PER_BATCH = [300_000]  # --max-rows-per-batch
 MIN_ROWS_PER_BATCH = [0]  # --min-rows-per-batch (with maxTriggerDelay 5s)

@@ -24,16 +24,8 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import peak_rss_mb, scratch_database  # noqa: E402
+from bench.common import loop_seconds, peak_rss_mb, scratch_database  # noqa: E402
 from cdc import pipeline  # noqa: E402
-
-
-def loop_seconds() -> float:
-    started = time.perf_counter()
-    n = 0
-    for _ in range(10_000_000):
-        n += 1
-    return time.perf_counter() - started
 
 
 def run(tables: int, transactions: int) -> dict[str, float]:

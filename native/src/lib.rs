@@ -48,6 +48,7 @@ enum Kind {
     ZonedTimestamp(usize), // timestamptz(p): io.debezium.time.ZonedTimestamp, p digits (0: trimmed)
     Bytea(Binary),         // bytea in binary.handling.mode bytes|base64 / base64-url-safe / hex
     Python,
+    PythonBytes,           // as Python, the converter given the value's bytes (not UTF-8 text)
 }
 
 struct Column {
@@ -99,6 +100,7 @@ fn kind_of(name: &str) -> PyResult<Kind> {
         Some(("bytea", "base64")) => Some(Kind::Bytea(Binary::Base64)),
         Some(("bytea", "url")) => Some(Kind::Bytea(Binary::Base64Url)),
         Some(("bytea", "hex")) => Some(Kind::Bytea(Binary::Hex)),
+        Some(("python", "bytes")) => Some(Kind::PythonBytes),
         Some(_) => None,
         None => match name {
             "int" | "int2" | "int4" | "int8" => Some(Kind::Int),
@@ -614,11 +616,16 @@ fn fallback(why: &str) -> PyErr {
 }
 
 impl RowCodec {
-    /// One value as Python converts it: `convert(text)`, then orjson.
-    fn write_python(&self, py: Python<'_>, out: &mut Vec<u8>, convert: &PyObject, text: &[u8]) -> PyResult<()> {
-        let text = std::str::from_utf8(text).map_err(|_| fallback("text that is not UTF-8"))?;
+    /// One value as Python converts it: `convert(text)` (`convert(bytes)` for `PythonBytes`), then orjson.
+    fn write_python(&self, py: Python<'_>, out: &mut Vec<u8>, column: &Column, convert: &PyObject, text: &[u8])
+                    -> PyResult<()> {
         let dumps = self.dumps.as_ref().expect("checked in new");
-        let value = convert.call1(py, (PyString::new(py, text),))?;
+        let value = if column.kind == Kind::PythonBytes {
+            convert.call1(py, (PyBytes::new(py, text),))?
+        } else {
+            let text = std::str::from_utf8(text).map_err(|_| fallback("text that is not UTF-8"))?;
+            convert.call1(py, (PyString::new(py, text),))?
+        };
         let json = dumps.call1(py, (value,))?;
         out.extend_from_slice(json.downcast_bound::<PyBytes>(py)?.as_bytes());
         Ok(())
@@ -633,7 +640,7 @@ impl RowCodec {
         }
         out.truncate(mark);
         match &column.convert {
-            Some(convert) => self.write_python(py, out, convert, text),
+            Some(convert) => self.write_python(py, out, column, convert, text),
             None => Err(Fallback::new_err(format!("a {:?} text this codec does not write", column.kind))),
         }
     }
@@ -671,7 +678,7 @@ fn write_text(out: &mut Vec<u8>, kind: Kind, text: &[u8]) -> Option<()> {
         }),
         Kind::ZonedTimestamp(width) => write_zoned_timestamp(out, text, width),
         Kind::Bytea(mode) => write_bytea(out, text, mode),
-        Kind::Python => None,
+        Kind::Python | Kind::PythonBytes => None,
     }
 }
 
@@ -706,7 +713,7 @@ impl RowCodec {
             } else {
                 None
             };
-            if (kind == Kind::Python && convert.is_none()) || (convert.is_some() && dumps.is_none()) {
+            if (matches!(kind, Kind::Python | Kind::PythonBytes) && convert.is_none()) || (convert.is_some() && dumps.is_none()) {
                 return Err(bad("a python column needs its converter, a converter needs dumps"));
             }
             if width.is_some_and(|w| index >= w) {
@@ -792,28 +799,80 @@ impl RowCodec {
     /// it names none). `Fallback` when any row is for the Python path; nothing is returned then.
     fn encode_copy_batch<'py>(&self, py: Python<'py>, lines: Vec<Bound<'py, PyBytes>>)
                               -> PyResult<(Bound<'py, PyList>, Option<Bound<'py, PyList>>)> {
+        self.encode_batch(py, &lines, |line, write| write(&copy_values(&split_copy(line.as_bytes()))))
+    }
+
+    /// Rows of MySQL's text protocol (result set row packets' payloads, as a `SELECT` returns them:
+    /// length-encoded strings, 0xFB for NULL), encoded as `encode_copy_batch` encodes COPY lines: the
+    /// same texts for numbers, decimals, dates and timestamps. `Fallback` for a malformed packet or
+    /// any row for the Python path; nothing is returned then.
+    fn encode_text_rows<'py>(&self, py: Python<'py>, packets: Vec<Bound<'py, PyBytes>>)
+                             -> PyResult<(Bound<'py, PyList>, Option<Bound<'py, PyList>>)> {
+        self.encode_batch(py, &packets, |packet, write| {
+            write(&text_protocol_values(packet.as_bytes()).ok_or_else(|| fallback("a malformed row packet"))?)
+        })
+    }
+}
+
+impl RowCodec {
+    /// Rows encoded one by one: `with_values(item, write)` calls `write` with the item's values
+    /// (None for NULL); `(row struct JSONs, key struct JSONs by key_fields)`.
+    #[allow(clippy::type_complexity)]
+    fn encode_batch<'py, T>(&self, py: Python<'py>, items: &[T],
+                            with_values: impl Fn(&T, &mut dyn FnMut(&[Option<&[u8]>]) -> PyResult<()>) -> PyResult<()>)
+                            -> PyResult<(Bound<'py, PyList>, Option<Bound<'py, PyList>>)> {
         let rows = PyList::empty(py);
         let keys = (!self.key_fields.is_empty()).then(|| PyList::empty(py));
         let mut out: Vec<u8> = Vec::with_capacity(256);
         let mut spans: Vec<(usize, usize)> = Vec::with_capacity(self.columns.len());
         let mut key: Vec<u8> = Vec::with_capacity(64);
-        for line in &lines {
-            let line = line.as_bytes();
-            let fields = split_copy(line);
-            let values = copy_values(&fields);
-            self.check_width(values.len())?;
-            out.clear();
-            spans.clear();
-            self.write_fields(py, &values, &mut out, &mut spans)?;
-            rows.append(PyBytes::new(py, &out))?;
-            if let Some(keys) = &keys {
-                key.clear();
-                self.write_key(&out, &spans, &mut key);
-                keys.append(PyBytes::new(py, &key))?;
-            }
+        for item in items {
+            with_values(item, &mut |values| {
+                self.check_width(values.len())?;
+                out.clear();
+                spans.clear();
+                self.write_fields(py, values, &mut out, &mut spans)?;
+                rows.append(PyBytes::new(py, &out))?;
+                if let Some(keys) = &keys {
+                    key.clear();
+                    self.write_key(&out, &spans, &mut key);
+                    keys.append(PyBytes::new(py, &key))?;
+                }
+                Ok(())
+            })?;
         }
         Ok((rows, keys))
     }
+}
+
+/// The values of one row of MySQL's text protocol (a result set row packet's payload, as
+/// `SELECT` returns it): each a length-encoded string, 0xFB for NULL. None for a malformed packet.
+fn text_protocol_values(packet: &[u8]) -> Option<Vec<Option<&[u8]>>> {
+    let mut values = Vec::new();
+    let mut at = 0;
+    while at < packet.len() {
+        let length_at = |size: usize| -> Option<usize> {
+            let bytes = packet.get(at + 1..at + 1 + size)?;
+            Some(bytes.iter().rev().fold(0usize, |n, &b| (n << 8) | b as usize))
+        };
+        let (length, header) = match packet[at] {
+            0xfb => {
+                values.push(None);
+                at += 1;
+                continue;
+            }
+            0xfc => (length_at(2)?, 3),
+            0xfd => (length_at(3)?, 4),
+            0xfe => (length_at(8)?, 9),
+            0xff => return None,
+            small => (small as usize, 1),
+        };
+        let start = at + header;
+        let end = start.checked_add(length)?;
+        values.push(Some(packet.get(start..end)?));
+        at = end;
+    }
+    Some(values)
 }
 
 /// One field of a COPY text line.

@@ -43,7 +43,7 @@ fn kinds_as_native_rows_names_them() {
         ("timestamp:ns", Kind::Timestamp(Unit::Nano)), ("tstz:0", Kind::ZonedTimestamp(0)),
         ("tstz:6", Kind::ZonedTimestamp(6)), ("bytea", Kind::Bytea(Binary::Base64)),
         ("bytea:base64", Kind::Bytea(Binary::Base64)), ("bytea:url", Kind::Bytea(Binary::Base64Url)),
-        ("bytea:hex", Kind::Bytea(Binary::Hex)), ("python", Kind::Python),
+        ("bytea:hex", Kind::Bytea(Binary::Hex)), ("python", Kind::Python), ("python:bytes", Kind::PythonBytes),
     ];
     for (name, kind) in cases {
         assert_eq!(kind_of(name).ok(), Some(kind), "{name}");
@@ -58,6 +58,33 @@ fn kinds_as_native_rows_names_them() {
 fn the_python_kind_is_never_written_here() {
     // arrays, intervals, money, bits, timetz...: their converter and orjson, in the same call
     refused(Kind::Python, &["{1,2,3}", "1 day", "", "t"]);
+    refused(Kind::PythonBytes, &["\x00\x7f", "", "1"]);
+}
+
+// ---- MySQL's text protocol --------------------------------------------------------------------
+
+#[test]
+fn text_protocol_rows_as_their_values() {
+    // 1-byte lengths, NULL (0xFB), an empty string, then 2-, 3- and 8-byte lengths
+    let mut packet = vec![2, b'4', b'2', 0xfb, 0];
+    let long = vec![b'x'; 300];
+    packet.extend_from_slice(&[0xfc, 0x2c, 0x01]);
+    packet.extend_from_slice(&long);
+    let longer = vec![b'y'; 70_000];
+    packet.extend_from_slice(&[0xfd, 0x70, 0x11, 0x01]);
+    packet.extend_from_slice(&longer);
+    packet.extend_from_slice(&[0xfe, 1, 0, 0, 0, 0, 0, 0, 0, b'z']);
+    let values = text_protocol_values(&packet).expect("a well-formed row");
+    assert_eq!(values, vec![Some(&b"42"[..]), None, Some(&b""[..]), Some(&long[..]), Some(&longer[..]),
+                            Some(&b"z"[..])]);
+    assert_eq!(text_protocol_values(&[]), Some(vec![]));
+}
+
+#[test]
+fn malformed_text_protocol_rows_are_refused() {
+    for packet in [&[5u8, b'a'][..], &[0xfc, 1][..], &[0xfe, 1, 0, 0][..], &[0xff, 0][..], &[1, b'a', 0xfd][..]] {
+        assert_eq!(text_protocol_values(packet), None, "{packet:?}");
+    }
 }
 
 // ---- integers and booleans --------------------------------------------------------------------

@@ -16,9 +16,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import pymysql
+from pymysql.protocol import MysqlPacket
 
 from cdc.core.errors import RetriableSourceError, SourceError
 from cdc.sources.mysql.connection import (
@@ -183,6 +184,36 @@ def estimate_rows(conn: pymysql.connections.Connection, database: str, table: st
     return max(int(counted), data_length // avg_length)
 
 
+# pymysql's view of each result column: (the text's encoding, None for binary; its decoder or None)
+ResultColumns = Sequence[tuple[str | None, Callable[[Any], Any] | None]]
+
+
+@dataclass(slots=True)
+class TextRows:
+    """Rows of a ``SELECT`` as the server sent them: each row packet's payload."""
+
+    packets: list[bytes]
+    columns: ResultColumns
+
+    def decoded(self, packets: Sequence[bytes]) -> list[tuple[Any, ...]]:
+        """The rows' values as pymysql gives them (the reference way)."""
+        return [_values(packet, self.columns) for packet in packets]
+
+
+def _values(packet: bytes, columns: ResultColumns) -> tuple[Any, ...]:
+    reader = MysqlPacket(packet, "utf8")
+    values = []
+    for encoding, decode in columns:
+        data: Any = reader.read_length_coded_string()
+        if data is not None:
+            if encoding is not None:
+                data = data.decode(encoding)
+            if decode is not None:
+                data = decode(data)
+        values.append(data)
+    return tuple(values)
+
+
 # Values (rows x columns) per snapshot batch at most: 10,240 rows (snapshot.fetch.size) of a 1,000-column
 # table held 10 million Python values, and their events, at once (1.8 GB); 256 Ki values are some 20-60 MB.
 MAX_VALUES_PER_BATCH = 1 << 18
@@ -193,16 +224,32 @@ def select_rows(conn: pymysql.connections.Connection, database: str, table: str,
     """Every row of the table (or those of ``condition``), unbuffered, in batches (columns in table order)
     of ``batch_rows`` rows, fewer for a wide table: at most MAX_VALUES_PER_BATCH values, so that memory is
     bounded by the batch whatever the table's width."""
+    return _select(conn, database, table, batch_rows, condition, _value_batches)
+
+
+def select_packets(conn: pymysql.connections.Connection, database: str, table: str,
+                   batch_rows: int) -> Iterator[TextRows | list[tuple[Any, ...]]]:
+    """As ``select_rows``, each batch as the row packets the server sent (:class:`TextRows`, for the
+    compiled codec), not split into values; as values if pymysql's result is not laid out as expected."""
+    return _select(conn, database, table, batch_rows, None, _packet_batches)
+
+
+B = TypeVar("B")
+
+
+def _select(conn: pymysql.connections.Connection, database: str, table: str, batch_rows: int,
+            condition: str | None, batches_of: Callable[[Any], Callable[[Any], B]]) -> Iterator[B]:
+    """The rows in batches, each made by ``batches_of(cursor)`` from the fetched rows."""
     cur = conn.cursor(pymysql.cursors.SSCursor)
     try:
         cur.execute(f"SELECT * FROM {quote(database)}.{quote(table)}" + (f" WHERE ({condition})" if condition else ""))
         batch_rows = min(batch_rows, max(1, MAX_VALUES_PER_BATCH // max(1, len(cur.description or ()))))
-        decoders = _take_decoders(cur)
+        batch = batches_of(cur)
         while True:
             rows = cur.fetchmany(batch_rows)
             if not rows:
                 return
-            yield _decoded(rows, decoders) if decoders else rows
+            yield batch(rows)
     except (pymysql.MySQLError, OSError) as exc:
         if is_connection_lost(exc):
             _abandon(cur)
@@ -228,6 +275,31 @@ def _take_decoders(cur: Any) -> list[Callable[[Any], Any] | None] | None:
     decoders = [decode for _, decode in converters]
     cur._result.converters = [(encoding, None) for encoding, _ in converters]
     return decoders
+
+
+def _value_batches(cur: Any) -> Callable[[Any], list[tuple[Any, ...]]]:
+    decoders = _take_decoders(cur)
+    if decoders is None:
+        return list
+    return lambda rows: _decoded(rows, decoders)
+
+
+def _packet_batches(cur: Any) -> Callable[[Any], TextRows | list[tuple[Any, ...]]]:
+    """Rows as their packets' payloads (pymysql's per-value loop left out), with pymysql's (encoding,
+    decoder) per column to decode them with; as values if its result is not laid out as expected."""
+    result = getattr(cur, "_result", None)
+    converters = getattr(result, "converters", None)
+    if result is None or not isinstance(converters, list) \
+            or not all(isinstance(c, tuple) and len(c) == 2 for c in converters) \
+            or not callable(getattr(result, "_read_row_from_packet", None)):
+        return _value_batches(cur)
+    result._read_row_from_packet = _payload
+    columns = list(converters)
+    return lambda rows: TextRows(list(rows), columns)
+
+
+def _payload(packet: Any) -> bytes:
+    return bytes(packet.get_all_data())
 
 
 def _decoded(rows: list[tuple[Any, ...]], decoders: list[Callable[[Any], Any] | None]) -> list[tuple[Any, ...]]:

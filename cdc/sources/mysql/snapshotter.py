@@ -31,6 +31,7 @@ from cdc.sources.mysql.capture import CaptureFilter
 from cdc.sources.mysql.connection import ServerInfo
 from cdc.sources.mysql.ddl import MySqlSchema
 from cdc.sources.mysql.position import position_key
+from cdc.sources.mysql.snapshot_rows import TextRowEncoder, TextRows, row_batch
 from cdc.sources.mysql.source_info import source_block
 from cdc.sources.mysql.tables import TableState
 
@@ -69,6 +70,9 @@ class MySqlSnapshotter:
         self._table_state = table_state
         self._record = record
         self._stopping = stopping
+        # Rows also in batches the compiled codec encoded (cdc.sources.mysql.snapshot_rows): set by the
+        # source when the pipeline asks for encoded batches and the codec is installed.
+        self.encoded = False
 
     def take(self, server: ServerInfo, schema_events: SchemaChangeEvents, *, with_data: bool, final: bool,
              at: dict[str, Any] | None = None, attempt: int = 0) -> Generator[Batch, None, SnapshotEnd]:
@@ -159,8 +163,15 @@ class MySqlSnapshotter:
 
         def batches() -> Iterator[RowBatch]:
             shared = {**source(), "snapshot": "true"}
-            for chunk in snap.select_rows(conn, database, table, fetch_size):
-                yield RowBatch(state.rows(chunk), shared, base, now_ts())
+            encoder: TextRowEncoder | None = None
+            chunks = snap.select_packets(conn, database, table, fetch_size) if self.encoded \
+                else snap.select_rows(conn, database, table, fetch_size)
+            for chunk in chunks:
+                if isinstance(chunk, TextRows):
+                    encoder = encoder or TextRowEncoder(state, chunk.columns)
+                    yield row_batch(chunk, state, encoder, shared, base)
+                else:
+                    yield RowBatch(state.rows(chunk), shared, base, now_ts())
 
         return SnapshotTable(state.envelope, batches, lambda: snap.estimate_rows(conn, database, table),
                              source(), (*base, 0))

@@ -35,6 +35,7 @@ from cdc.core.envelope import now_ts
 from cdc.core.errors import OffsetStoreError, SourceError
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import IncrementalSnapshot
+from cdc.core.native_row import native_module
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.schema import Table
 from cdc.core.schema_change import SchemaChangeEvents
@@ -140,6 +141,16 @@ class MySqlSource:
     def streaming(self) -> bool:
         """True once the binlog reader is open at its start position."""
         return self._streamer.streaming
+
+    @property
+    def encoded_batches(self) -> bool:
+        """With native_rows, an initial snapshot's rows also in batches the codec encoded (EncodedRows),
+        which only the engine takes: set by the pipeline; off without the compiled codec."""
+        return self._snapshotter.encoded
+
+    @encoded_batches.setter
+    def encoded_batches(self, value: bool) -> None:
+        self._snapshotter.encoded = value and native_module() is not None
 
     def stop(self) -> None:
         self._stopping = True
