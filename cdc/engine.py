@@ -196,7 +196,7 @@ class Engine:
         if self.transforms is not None:  # a source is told to encode only when nothing else reads the rows
             raise RuntimeError("a source handed over encoded rows to a pipeline with transforms: "
                                "leave its encoded_batches off when transforms are configured")
-        pieces = record_pieces(self.converter, encoded.template)
+        pieces = record_pieces(self.converter, encoded.template, encoded.more)
         write_encoded = getattr(self.sink, "write_encoded", None)
         if write_encoded is not None:
             write_encoded(pieces, encoded)

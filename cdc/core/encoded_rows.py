@@ -5,11 +5,14 @@ schemas, ``source``, ``op``, the time stamps, the headers) is the same within on
 converter serializes the batch's template event once, with a marker where the row and the key
 go, and each record is the pieces around the markers with the row's JSON and the key's JSON put
 in between: one native call for a whole batch (``cdc_native.splice``), no Python object per row.
+A stream's run of rows differs in ``source.lsn`` and ``source.sequence`` too: more markers, each
+with its own mark byte, and more parts (``EncodedRows.more``).
 The bytes are the converter's own, by construction; tests/integration/test_native_rows.py checks
 them against the Python path.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -18,14 +21,19 @@ from cdc.core.envelope import OP_READ, TableEnvelope
 from cdc.core.native_row import native_module
 from cdc.core.records import ChangeEvent, EncodedRows, Headers, SinkRecord
 
-_MARK = b"\x00"  # never in a converter's JSON output: orjson writes a NUL in a string as \u0000
+_MARK = b"\x00"  # never in a converter's JSON output: orjson writes control characters in strings escaped
+_MARKS = re.compile(b"[\x00-\x07]")
 
 
 class Placeholder:
-    """Where a row's (or a key's) JSON goes in a template: spliced in as the marker
-    (the JSON converter splices any value with ``json`` bytes, cdc.core.converters._default)."""
+    """Where a row's (or a key's, or another per-row part's) JSON goes in a template: spliced in as
+    its mark (the JSON converter splices any value with ``json`` bytes, cdc.core.converters._default)."""
 
-    json = _MARK
+    __slots__ = ("json",)
+
+    def __init__(self, mark: bytes = _MARK) -> None:
+        assert _MARKS.fullmatch(mark)
+        self.json = mark
 
 
 ROW = Placeholder()
@@ -33,25 +41,32 @@ KEY = Placeholder()
 
 
 def template(envelope: TableEnvelope, source: dict[str, Any], *, keyed: bool, position: tuple[int, ...],
-             ts: tuple[int, int, int]) -> ChangeEvent:
-    """The event every row of an :class:`EncodedRows` is, but for its ``after`` and its key."""
+             ts: tuple[int, int, int], op: str = OP_READ) -> ChangeEvent:
+    """The event every row of an :class:`EncodedRows` is, but for its ``after``, its key and the
+    placeholders ``source`` holds."""
     row: Any = ROW
     key: Any = KEY if keyed else None
-    return envelope.event(OP_READ, None, row, source, key=key, position=position, ts=ts)
+    return envelope.event(op, None, row, source, key=key, position=position, ts=ts)
 
 
 @dataclass(frozen=True, slots=True)
 class RecordPieces:
-    """One template serialized: the bytes before and after the key's JSON and the row's JSON."""
+    """One template serialized: the bytes before and after the key's JSON, and the value's bytes
+    around its marks (``value_marks[i]`` between ``value[i]`` and ``value[i + 1]``)."""
 
     topic: str
     key: tuple[bytes, bytes] | None  # None: the records have no key
-    value: tuple[bytes, bytes]
+    value: tuple[bytes, ...]
     headers: Headers | None
+    value_marks: tuple[bytes, ...] = (_MARK,)
+
+    def value_parts(self, encoded: EncodedRows) -> list[list[bytes]]:
+        """The per-row parts of the value, in the order its marks come."""
+        return [encoded.rows if mark == _MARK else encoded.more[mark] for mark in self.value_marks]
 
     def records(self, encoded: EncodedRows) -> list[SinkRecord]:
         """The records one by one, for a sink without ``write_encoded``."""
-        values = splice_each(list(self.value), [encoded.rows])
+        values = splice_each(list(self.value), self.value_parts(encoded))
         if self.key is None or encoded.keys is None:
             return [SinkRecord(self.topic, None, value, self.headers) for value in values]
         keys = splice_each(list(self.key), [encoded.keys])
@@ -65,13 +80,26 @@ def _split(serialized: bytes | None, what: str) -> tuple[bytes, bytes]:
     return head, tail
 
 
-def record_pieces(converter: Converter, template: ChangeEvent) -> RecordPieces:
-    """``template`` (an event whose ``after`` is :data:`ROW` and whose key is :data:`KEY` or None)
-    through ``converter``, cut at the markers."""
+def _split_value(serialized: bytes | None, more: dict[bytes, list[bytes]]
+                 ) -> tuple[tuple[bytes, ...], tuple[bytes, ...]]:
+    """The value's pieces around its marks, and the marks in order: the row's once, each of ``more``'s once."""
+    if serialized is None:
+        raise ValueError("the converter wrote no value for the template")
+    marks = tuple(match.group() for match in _MARKS.finditer(serialized))
+    if sorted(marks) != sorted([_MARK, *more]):
+        raise ValueError("the converter did not write the template's row and parts where they go")
+    return tuple(_MARKS.split(serialized)), marks
+
+
+def record_pieces(converter: Converter, template: ChangeEvent, more: dict[bytes, list[bytes]] | None = None
+                  ) -> RecordPieces:
+    """``template`` (an event whose ``after`` is :data:`ROW`, whose key is :data:`KEY` or None, and
+    which holds a placeholder for each of ``more``'s marks) through ``converter``, cut at the marks."""
     assert template.value is not None and template.value.get("after") is ROW
     record = converter.to_record(template)
-    return RecordPieces(template.topic, None if template.key is None else _split(record.key, "key"),
-                        _split(record.value, "row"), record.headers)
+    value, marks = _split_value(record.value, more or {})
+    return RecordPieces(template.topic, None if template.key is None else _split(record.key, "key"), value,
+                        record.headers, marks)
 
 
 def splice(pieces: list[bytes], parts: list[list[bytes]]) -> bytes:

@@ -55,11 +55,15 @@ class EncodedRows:
     """Rows of one table the compiled codec already wrote as JSON (a snapshot's bulk): each is the
     event ``template`` with ``rows[i]`` for its ``after`` and ``keys[i]`` for its key (``keys`` None:
     the table has no key). Only a JSON converter without transforms gets them; the engine splices
-    them into records around the template's serialized pieces (:mod:`cdc.core.encoded_rows`)."""
+    them into records around the template's serialized pieces (:mod:`cdc.core.encoded_rows`). A
+    snapshot's bulk, and a stream's runs of inserts or updates of one table in one transaction."""
 
     template: ChangeEvent
     rows: list[bytes]
     keys: list[bytes] | None
+    # More per-row parts of the value (a stream's ``source.lsn`` and ``source.sequence``): the template
+    # holds a placeholder with this mark where each goes (cdc.core.encoded_rows.Placeholder).
+    more: dict[bytes, list[bytes]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

@@ -152,14 +152,16 @@ class FileSink:
         self._dirty.add(pieces.topic)
         line_end = b',"headers":' + headers_json(pieces.headers, as_json=self.json_headers) + b"}\n"
         start = b'{"topic":"' + pieces.topic.encode() + b'","key":'
-        value_head, value_tail = pieces.value
+        value_head, *value_middle, value_tail = pieces.value
+        value_parts = pieces.value_parts(encoded)
         try:
             if pieces.key is None or encoded.keys is None:
-                write_spliced(handle, [start + b'null,"value":' + value_head, value_tail + line_end], [encoded.rows])
+                write_spliced(handle, [start + b'null,"value":' + value_head, *value_middle, value_tail + line_end],
+                              value_parts)
                 return
             key_head, key_tail = pieces.key
-            write_spliced(handle, [start + key_head, key_tail + b',"value":' + value_head, value_tail + line_end],
-                          [encoded.keys, encoded.rows])
+            write_spliced(handle, [start + key_head, key_tail + b',"value":' + value_head, *value_middle,
+                                   value_tail + line_end], [encoded.keys, *value_parts])
         except OSError as exc:  # written past the file's buffer: a full disk shows here, not at flush
             raise SinkError(f"cannot write to {self.directory}: {exc.strerror or exc}",
                             fix=_DISK_FIX) from None

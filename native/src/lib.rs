@@ -802,6 +802,14 @@ impl RowCodec {
         self.encode_batch(py, &lines, |line, write| write(&copy_values(&split_copy(line.as_bytes()))))
     }
 
+    /// pgoutput messages whose TupleData starts at `pos` (a run of Inserts, or Updates without an old
+    /// tuple, of one relation), encoded as `encode_copy_batch` encodes COPY lines. `Fallback` when
+    /// any of them is for the Python path (an unchanged TOAST value...); nothing is returned then.
+    fn encode_tuples<'py>(&self, py: Python<'py>, payloads: Vec<Bound<'py, PyBytes>>, pos: usize)
+                          -> PyResult<(Bound<'py, PyList>, Option<Bound<'py, PyList>>)> {
+        self.encode_batch(py, &payloads, |payload, write| write(&self.tuple_values(payload.as_bytes(), pos)?.0))
+    }
+
     /// Rows of MySQL's text protocol (result set row packets' payloads, as a `SELECT` returns them:
     /// length-encoded strings, 0xFB for NULL), encoded as `encode_copy_batch` encodes COPY lines: the
     /// same texts for numbers, decimals, dates and timestamps. `Fallback` for a malformed packet or

@@ -230,3 +230,77 @@ def test_snapshot_files_same_bytes_with_and_without_the_codec(pg_db: dict[str, s
     assert marks[0] == "first" and marks[-1] == "last_in_data_collection" and set(marks[1:-1]) == {"true"}
     first = orjson.loads(lines[True][0])
     assert first["key"]["payload"] == {"id": 1} and first["headers"] is not None
+
+
+def test_stream_runs_same_files_with_and_without_the_codec(pg_db: dict[str, str], tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs of inserts or updates of one table in one transaction, encoded in one call and spliced by
+    the file sink (cdc.sources.postgres.encoded_runs), through cdc.pipeline.build as the CLI runs it:
+    the files are those of the Python path but for time stamps. Runs interleaved with other tables,
+    deletes and key changes, a run cut at max.batch.size, a run the codec leaves to Python (an
+    unchanged TOAST value), a table without a key, a key left out of the row."""
+    require_native()
+    from cdc.pipeline import build
+    from cdc.sources.postgres import encoded_runs
+
+    runs: list[int] = []
+    real = encoded_runs.EncodedRun.encoded
+
+    def counting(self: Any) -> Any:
+        result = real(self)
+        runs.append(len(self.lsns) if result is not None else -len(self.lsns))
+        return result
+
+    monkeypatch.setattr(encoded_runs.EncodedRun, "encoded", counting)
+    sql(pg_db, "CREATE TYPE mood AS ENUM ('happy', 'sad')", TABLE,
+        "CREATE TABLE a (id int PRIMARY KEY, v text, n numeric(6,2))", "CREATE TABLE nokey (x int, y text)",
+        "CREATE TABLE hidden (id int PRIMARY KEY, secret text)", "CREATE TABLE done (id int PRIMARY KEY)",
+        "CREATE PUBLICATION runs_pub FOR ALL TABLES")
+    engines, threads, outs = {}, {}, {}
+    for native in (True, False):
+        outs[native] = tmp_path / f"out-{native}"
+        props = {**{k: v for k, v in pg_db.items() if k != "dsn"}, "topic.prefix": "dbz", "snapshot.mode": "no_data",
+                 "slot.name": f"runs_{native}".lower(), "publication.name": "runs_pub",
+                 "native.rows": str(native).lower(), "max.batch.size": "7", "sink.files.directory": str(outs[native]),
+                 "offset.storage.file.filename": str(tmp_path / f"o{native}.json"), "slot.drop.on.stop": "true",
+                 "message.key.columns": "public.hidden:secret", "column.exclude.list": "public.hidden.secret"}
+        engines[native] = build("postgres", props)
+        threads[native] = threading.Thread(target=engines[native].run)
+        threads[native].start()
+    try:
+        deadline = time.monotonic() + 60
+        while not all(engine.source_streaming() for engine in engines.values()):
+            assert all(t.is_alive() for t in threads.values()) and time.monotonic() < deadline
+            time.sleep(0.1)
+        sql(pg_db, f"INSERT INTO t VALUES {', '.join(VALUES)}",
+            "BEGIN; INSERT INTO a SELECT g, 'v' || g, g / 3.0 FROM generate_series(1, 30) g; "
+            "INSERT INTO nokey VALUES (1, 'x'); INSERT INTO a VALUES (31, 'after', NULL); "
+            "UPDATE a SET v = v || '!' WHERE id <= 10; DELETE FROM a WHERE id = 5; UPDATE a SET id = 100 WHERE id = 6; "
+            "UPDATE a SET n = 1 WHERE id > 20; COMMIT",
+            "UPDATE t SET i4 = 9",  # the row with a TOASTed, unchanged value: that run goes the Python way
+            "INSERT INTO nokey SELECT g, NULL FROM generate_series(1, 9) g",
+            "INSERT INTO hidden SELECT g, 's' FROM generate_series(1, 4) g",
+            "INSERT INTO done VALUES (1)")
+        while not all(any(out.glob("dbz.public.done.jsonl")) for out in outs.values()):
+            assert time.monotonic() < deadline + 30
+            time.sleep(0.1)
+    finally:
+        for native, engine in engines.items():
+            engine.stop()
+            threads[native].join(30)
+    # each run has its own context headers (its start, its run id): compared by name
+    raw = {native: [line for path in sorted(out.glob("dbz.public.*.jsonl")) for line in path.read_bytes().splitlines()]
+           for native, out in outs.items()}
+    lines = {native: [_STAMPS.sub(b'"ts":0', line.rpartition(b',"headers":')[0]) for line in raw[native]]
+             for native in raw}
+    assert [sorted(orjson.loads(line)["headers"]) for line in raw[True]] == \
+        [sorted(orjson.loads(line)["headers"]) for line in raw[False]]
+    counts = {path.name: len(path.read_bytes().splitlines()) for path in outs[False].glob("dbz.public.*.jsonl")}
+    # a: 31 inserts, 10 updates, a delete and its tombstone, a key change (delete, tombstone, create), 12 updates
+    assert counts == {"dbz.public.t.jsonl": 3 + 3, "dbz.public.a.jsonl": 31 + 10 + 2 + 3 + 12,
+                      "dbz.public.nokey.jsonl": 1 + 9, "dbz.public.hidden.jsonl": 4, "dbz.public.done.jsonl": 1}, counts
+    assert lines[True] == lines[False]
+    # runs: t's three inserts; a's 30 in runs cut at 7; its updates; nokey's 9; the run of t's updates
+    # with the TOASTed value went the Python way; hidden's key is not in its rows: never in a run
+    assert sum(n for n in runs if n > 0) >= 3 + 28 + 10 + 10 + 9 and max(runs) <= 7, runs
+    assert any(n < 0 for n in runs), runs

@@ -25,7 +25,7 @@ OFFERED = {
                  "NativeRows", "EncodedBatches", "ReportsLag", "Guarded", "ExplainsErrors"},
     "mysql": {"Replayable", "SnapshotsInParallel", "ReportsStatus", "NamesItsMetrics", "ReportsStreaming",
               "NamesItsConnector", "TakesSignals", "DescribesTables", "SnapshotsIncrementally", "NativeRows",
-              "ReportsLag"},
+              "EncodedBatches", "ReportsLag"},
     "sqlserver": {"Replayable", "ChecksReplay", "SnapshotsInParallel", "ReportsStatus", "NamesItsMetrics",
                   "NamesItsConnector", "TakesSignals", "DescribesTables", "SnapshotsIncrementally", "ReportsLag"},
 }

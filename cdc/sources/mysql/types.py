@@ -735,39 +735,13 @@ def _temporal_kind(family: str, precision: int, mode: str) -> ValueKind:
 def converter_of(kind: ValueKind, column: Column, modes: TypeModes) -> Converter:
     """The function from a binlog or snapshot value to the JSON-ready value Debezium writes, for the
     column's kind (the column names it in warnings and decodes its character set's errors)."""
-    name, param = kind.name, kind.param
-    simple = _SIMPLE_CONVERTERS.get(name)
+    simple = _SIMPLE_CONVERTERS.get(kind.name)
     if simple is not None:
         return simple
-    if name == "unsigned":
-        return _unsigned_converter(param)
-    if name == "ubigint":
-        return _ubigint_precise if param == "precise" else _ubigint_long
-    if name.startswith("decimal"):
-        return _decimal_converter(column, modes.decimal_handling_mode)
-    if name == "text":
-        return _string_converter(column)
-    if name == "binary":
-        return _binary_converter(column, param)
-    if name == "bits":
-        return _bits_converter(column)
-    if name == "enum":
-        return _enum_converter(column)
-    if name == "set":
-        return _set_converter(column)
-    if name == "inet":
-        return _inet_converter(param)
-    if name == "date":
-        return _date_converter(modes.enable_time_adjuster)
-    if name == "connect_time":
-        return _connect_time(column)
-    if name == "time":
-        return (lambda value: _time_micros(value) // 1000) if param == "ms" else _time_micros
-    if name == "timestamp":
-        return _datetime_converter(modes.enable_time_adjuster, 1000 if param == "ms" else 1)
-    if name == "zoned_timestamp":
-        return _zoned_converter(param)
-    raise ConfigError(f"column {column.name!r} has type {column.type_name}, which has no Connect mapping")
+    made = _CONVERTERS.get(kind.name)
+    if made is None:
+        raise ConfigError(f"column {column.name!r} has type {column.type_name}, which has no Connect mapping")
+    return made(kind.param, column, modes)
 
 
 _SIMPLE_CONVERTERS: dict[str, Converter] = {
@@ -776,6 +750,33 @@ _SIMPLE_CONVERTERS: dict[str, Converter] = {
     "json": _json_converter, "uuid": _uuid_converter, "year": _year_converter, "geometry": _geometry_converter,
     "point": _point_converter,
 }
+
+
+def _decimal_of(_: Any, column: Column, modes: TypeModes) -> Converter:
+    return _decimal_converter(column, modes.decimal_handling_mode)
+
+
+# kind -> (its parameter, the column, the modes) -> the converter
+_CONVERTERS: dict[str, Callable[[Any, Column, TypeModes], Converter]] = {
+    "unsigned": lambda bits, _, __: _unsigned_converter(bits),
+    "ubigint": lambda mode, _, __: _ubigint_precise if mode == "precise" else _ubigint_long,
+    "decimal": _decimal_of, "decimal_double": _decimal_of, "decimal_string": _decimal_of,
+    "text": lambda _, column, __: _string_converter(column),
+    "binary": lambda mode, column, _: _binary_converter(column, mode),
+    "bits": lambda _, column, __: _bits_converter(column),
+    "enum": lambda _, column, __: _enum_converter(column),
+    "set": lambda _, column, __: _set_converter(column),
+    "inet": lambda size, _, __: _inet_converter(size),
+    "date": lambda _, __, modes: _date_converter(modes.enable_time_adjuster),
+    "connect_time": lambda _, column, __: _connect_time(column),
+    "time": lambda unit, _, __: _time_millis if unit == "ms" else _time_micros,
+    "timestamp": lambda unit, _, modes: _datetime_converter(modes.enable_time_adjuster, 1000 if unit == "ms" else 1),
+    "zoned_timestamp": lambda digits, _, __: _zoned_converter(digits),
+}
+
+
+def _time_millis(value: Any) -> int:
+    return _time_micros(value) // 1000
 
 
 _FALLBACKS: dict[str, Any] = {

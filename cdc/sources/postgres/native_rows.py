@@ -89,6 +89,22 @@ class RowEncoder:
         self._keyed = bool(state.key_names)  # else the event has no key (not an empty one)
         self._state = state
 
+    @property
+    def batchable(self) -> bool:
+        """Whether rows can be encoded in batches: the key's columns are in the row (their JSON is copied)."""
+        return self._batchable
+
+    def tuple_batch(self, payloads: list[bytes], pos: int) -> tuple[list[bytes], list[bytes] | None] | None:
+        """pgoutput messages' new tuples (at ``pos``) in one call: their row structs' JSON and their keys'
+        JSON (None: the table has no key); None when any of them is for the Python path."""
+        if not self._batchable:
+            return None
+        try:
+            rows, keys = self._codec.encode_tuples(payloads, pos)
+        except self._fallback:
+            return None
+        return rows, keys if self._keyed else None
+
     def encode(self, payload: bytes, pos: int) -> NativeRow | None:
         try:
             json, key, _ = self._codec.encode(payload, pos)

@@ -139,7 +139,7 @@ class PostgresSource:
         return Streamer(settings, self._connections, describe=self._relations.describe,
                         forget_type=types.invalidate, emitter=ChangeEmitter.from_settings(common),
                         heartbeat=heartbeat, signals=self._signals, retry=self.settings.retry,
-                        stopping=lambda: self._stopping)
+                        stopping=lambda: self._stopping, rows=self._rows)
 
     # ---- rows as the compiled codec's (cdc.core.source.NativeRows, EncodedBatches) -----------------
 

@@ -23,9 +23,10 @@ from cdc.core.connect import ConnectSchema
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.encodings import binary_encoder
 from cdc.core.envelope import OP_MESSAGE, TRANSACTION_BLOCK_SCHEMA, now_ts
-from cdc.core.records import ChangeEvent
+from cdc.core.records import ChangeEvent, EncodedRows
 from cdc.core.topics import sanitize_topic
 from cdc.sources.postgres import pgoutput as po
+from cdc.sources.postgres.encoded_runs import INSERT, EncodedRun, run_row
 from cdc.sources.postgres.native_rows import NativeRow
 from cdc.sources.postgres.position import PgPosition
 from cdc.sources.postgres.replication import XLogData
@@ -122,7 +123,8 @@ class ChangeStream:
     def __init__(self, *, resume: PgPosition, prefix: str, dbname: str, emitter: ChangeEmitter,
                  relations: dict[int, TableState | None], describe: Callable[[po.Relation], TableState | None],
                  forget_type: Callable[[int], None], signal_table: str | None, hooks: StreamHooks,
-                 per_event_ids: bool = False, binary_mode: str = "bytes") -> None:
+                 per_event_ids: bool = False, binary_mode: str = "bytes", encode_runs: bool = False,
+                 max_run: int = 10_000) -> None:
         self.committed_lsn = resume.lsn
         self._skip_commit = resume.lsn_commit
         self._skip_until = resume.lsn_proc or 0
@@ -143,6 +145,12 @@ class ChangeStream:
         self.last_commit: tuple[list[ChangeEvent], int, PgPosition] | None = None
         self._signal_relid: int | None = None
         self.signal_columns: list[str] = []
+        # Runs of rows encoded in one call (cdc.sources.postgres.encoded_runs): never with transaction metadata.
+        self.encode_runs = encode_runs and emitter.tracker is None
+        self.max_run = max_run
+        self.run: EncodedRun | None = None
+        # Runs ended, each with the events before it and the position after it, for the streamer to hand over.
+        self.segments: list[tuple[list[ChangeEvent], EncodedRows, PgPosition]] = []
 
     # ---- positions -----------------------------------------------------------------------------
 
@@ -163,6 +171,10 @@ class ChangeStream:
     def handle(self, data: XLogData, events: list[ChangeEvent]) -> None:
         payload = data.payload if isinstance(data.payload, bytes) else bytes(data.payload)
         kind = payload[0]
+        if self.encode_runs and self._into_run(payload, kind, data.wal_start, events):
+            return
+        if self.run is not None:
+            self.close_run(events)
         if kind == 0x49 or kind == 0x55:  # Insert / Update: the compiled codec takes the new tuple when it can
             native = self._native(payload, kind)
             if native is not None:
@@ -186,6 +198,53 @@ class ChangeStream:
         if row is None:
             return None
         return po.Insert(None, relid, row) if kind == 0x49 else po.Update(None, relid, None, None, row)
+
+    # ---- runs of rows encoded in one call ------------------------------------------------------
+
+    def _into_run(self, payload: bytes, kind: int, lsn: int, events: list[ChangeEvent]) -> bool:
+        """Whether the message went into a run (the open one, or one it starts)."""
+        relid = run_row(payload, kind)
+        if relid is None:
+            return False
+        run = self.run
+        if run is not None:
+            if run.relid == relid and run.kind == kind and len(run.lsns) < self.max_run:
+                run.add(payload, lsn)
+                self.tx.last_change = lsn
+                return True
+            self.close_run(events)
+        state = self.relations.get(relid)
+        tx = self.tx
+        if state is None or state.native is None or not state.native.batchable or not tx.open \
+                or self._delivered(lsn) or not self.emitter.emits("c" if kind == INSERT else "u") \
+                or self.hooks.watching(state.qualified, tx.xid):
+            return False
+        source = state.source(self.prefix, self.dbname, xid=tx.xid, commit_us=tx.commit_us, lsn=lsn,
+                              last_commit_lsn=self.last_commit_lsn)
+        self.run = EncodedRun(relid, kind, state, source, self.last_commit_lsn, tx.final_lsn)
+        self.run.add(payload, lsn)
+        tx.last_change = lsn
+        return True
+
+    def close_run(self, events: list[ChangeEvent]) -> None:
+        """End the open run: its rows encoded into ``segments`` (with the events before it, which leave
+        ``events``), or, when the codec leaves any to Python, decoded into ``events`` one by one."""
+        run, self.run = self.run, None
+        if run is None:
+            return
+        encoded = run.encoded()
+        if encoded is None:
+            for payload, lsn in zip(run.payloads, run.lsns, strict=True):
+                self._on_row(po.decode(payload), lsn, events)  # type: ignore[arg-type]
+            return
+        self.segments.append((list(events), encoded, self.position(inside=True)))
+        if self.last_commit is not None and self.last_commit[0] is events:
+            self.last_commit = None  # its count was of the events that left
+        events.clear()
+
+    def take_segments(self) -> list[tuple[list[ChangeEvent], EncodedRows, PgPosition]]:
+        segments, self.segments = self.segments, []
+        return segments
 
     def _on_begin(self, message: po.Begin, wal_start: int, events: list[ChangeEvent]) -> None:
         tx = self.tx

@@ -27,7 +27,7 @@ from cdc.sources.postgres.position import PgPosition
 from cdc.sources.postgres.replication import IDLE, ReplicationStream
 from cdc.sources.postgres.server import ServerInfo
 from cdc.sources.postgres.stream import ChangeStream, StreamHooks
-from cdc.sources.postgres.tables import TableState
+from cdc.sources.postgres.tables import RowFormat, TableState
 
 log = logging.getLogger(__name__)
 
@@ -73,8 +73,9 @@ class Streamer:
     def __init__(self, settings: StreamSettings, connections: Connections, *,
                  describe: Callable[[po.Relation], TableState | None], forget_type: Callable[[int], None],
                  emitter: ChangeEmitter, heartbeat: Heartbeat, signals: StreamSignals, retry: RetryPolicy,
-                 stopping: Callable[[], bool]) -> None:
+                 stopping: Callable[[], bool], rows: RowFormat | None = None) -> None:
         self.settings = settings
+        self._rows = rows or RowFormat()
         self._connections = connections
         self._describe = describe
         self._forget_type = forget_type
@@ -134,23 +135,37 @@ class Streamer:
         changes = ChangeStream(
             resume=resume, prefix=settings.prefix, dbname=settings.dbname, emitter=self._emitter, relations={},
             describe=self._describe, forget_type=self._forget_type, signal_table=settings.signal_table,
-            hooks=self._signals, per_event_ids=settings.per_event_ids, binary_mode=settings.binary_mode)
+            hooks=self._signals, per_event_ids=settings.per_event_ids, binary_mode=settings.binary_mode,
+            encode_runs=self._rows.native and self._rows.encoded, max_run=settings.max_batch)
         self._changes = changes
         events: list[ChangeEvent] = []
         max_batch = settings.max_batch
         for data in stream.messages(IDLE_S):
             if isinstance(data, str):  # DRAINED or IDLE: between messages, hand over what we have
+                changes.close_run(events)
+                yield from self._handover_runs(changes)
                 yield from self._between_messages(events, idle=data is IDLE)
                 events = []
                 if self._stopping():
                     return
                 continue
             changes.handle(data, events)
+            if changes.segments:
+                yield from self._handover_runs(changes)
+                if self._stopping():
+                    return
             if len(events) >= max_batch:
                 yield from self._handover_inside(events, changes)
                 events = []
                 if self._stopping():
                     return
+
+    def _handover_runs(self, changes: ChangeStream) -> Iterator[Batch]:
+        """The runs of rows encoded in one call, each after the events before it, with the position after it."""
+        for before, encoded, position in changes.take_segments():
+            batch = self._handover(before, position)
+            batch.encoded = encoded
+            yield batch
 
     def _between_messages(self, events: list[ChangeEvent], *, idle: bool) -> Iterator[Batch]:
         """The stream has drained what the server sent: heartbeats, signal channels, a blocking snapshot or
