@@ -262,9 +262,19 @@ class PipelineMetrics:
             counts[(prev_table, prev_op)] = counts.get((prev_table, prev_op), 0) + run
         if encoded is not None and encoded.rows:
             last = encoded.template
-            table = last.table_id
-            counts[(table, "r")] = counts.get((table, "r"), 0) + len(encoded.rows)
-            plain = True  # their mark is "true": first and last marks go on events
+            table, template = last.table_id, last.value or {}
+            op = template.get("op", "r")
+            counts[(table, op)] = counts.get((table, op), 0) + len(encoded.rows)
+            if op == "r":
+                plain = True  # their mark is "true": first and last marks go on events
+            else:  # a stream's run of one table in one transaction
+                streamed = template.get("source") or {}
+                if tx_field is None:
+                    tx_field = next((f for f in TX_FIELDS if streamed.get(f) is not None), None)
+                tx = streamed.get(tx_field) if tx_field is not None else None
+                if tx != last_tx and tx is not None:
+                    txs += 1
+                    last_tx = tx
         self._tx_field, self._last_tx = tx_field, last_tx
         self.records.inc(len(events) + (len(encoded.rows) if encoded is not None else 0))
         if not counts:

@@ -12,7 +12,7 @@ import pytest
 
 from cdc.core.converters import JsonConverter
 from cdc.core.errors import SourceError
-from cdc.core.records import Batch, ChangeEvent, SinkRecord
+from cdc.core.records import Batch, ChangeEvent, EncodedRows, SinkRecord
 from cdc.engine import Engine
 from cdc.metrics.findings import ERROR, WARNING, exit_code
 from cdc.metrics.lag import INF
@@ -62,6 +62,22 @@ def test_streamed_events_counted_per_table_and_op() -> None:
     assert value(m, "cdc_source_records_total") == 7  # the tombstone is a record, not a change event
     assert m.read_offset == {"lsn": 20}
     assert m.last_event["table"] == "public.a" and m.last_event["op"] == "c"
+
+
+def test_a_streamed_run_of_encoded_rows_counts_as_its_events() -> None:
+    """A stream's run the codec encoded (cdc.sources.postgres.encoded_runs) counts as the events it stands
+    for: per table and op, its transaction, the lag from its source block."""
+    clock = Clock()
+    m = PipelineMetrics(plugin="postgres", server="dbz", clock=clock)
+    run = EncodedRows(event("public.a", "u", tx=7, ts_ms=int(clock.now * 1000) - 900), [b"{}"] * 5, None)
+    m.batch(Batch([event("public.b", "c", tx=6)], {"lsn": 10}, encoded=run))
+    assert value(m, "debezium_metrics_TotalNumberOfEventsSeen", context="streaming") == 6
+    assert value(m, "debezium_metrics_TotalNumberOfUpdateEventsSeen", context="streaming") == 5
+    assert value(m, "debezium_metrics_NumberOfCommittedTransactions", context="streaming") == 2
+    assert value(m, "debezium_metrics_MilliSecondsBehindSource", context="streaming") == pytest.approx(900)
+    assert value(m, "cdc_table_events_total", table="public.a", op="u") == 5
+    assert value(m, "cdc_source_records_total") == 6
+    assert m.last_event["table"] == "public.a" and m.last_event["op"] == "u"
 
 
 def test_snapshot_marks_drive_running_completed_and_rows_per_table() -> None:
