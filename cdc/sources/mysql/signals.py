@@ -113,6 +113,11 @@ class MySqlSignals:
         """A row inserted into the signal table: a signal or a watermark."""
         self.handler.on_row(row, events, position, str(self.table))
 
+    def watching(self, table: str) -> bool:
+        """Whether the open chunk's window reads ``table``: its changes must be observed one by one."""
+        window = self.incremental.window
+        return window is not None and window.open and window.task.table == table
+
     def observe(self, table: str, events: Sequence[ChangeEvent]) -> None:
         """Changes of ``table``: they supersede the rows of it that the open chunk holds."""
         window = self.incremental.window

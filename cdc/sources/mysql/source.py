@@ -145,7 +145,8 @@ class MySqlSource:
     @property
     def encoded_batches(self) -> bool:
         """With native_rows, an initial snapshot's rows also in batches the codec encoded (EncodedRows),
-        which only the engine takes: set by the pipeline; off without the compiled codec."""
+        which only the engine takes: set by the pipeline; off without the compiled codec. A stream's rows events
+        of inserts go in encoded batches too."""
         return self._snapshotter.encoded
 
     @encoded_batches.setter
@@ -255,9 +256,11 @@ class MySqlSource:
             hooks=StreamCallbacks(table_state=self._tables.state, schema_changed=self._tables.schema_changed,
                                   record_ddl=self._history.record, signal_row=self._signals.on_row,
                                   observe=self._signals.observe,
-                                  transaction_starts=self._signals.transaction_starts))
+                                  transaction_starts=self._signals.transaction_starts,
+                                  watching=self._signals.watching))
         changes.history_max = self._history.last
         changes.native = self.native_rows
+        changes.encoded = self.native_rows and self.encoded_batches
         self._signals.restore(offset)
         yield from self._streamer.batches(changes)
 

@@ -21,11 +21,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import orjson
+
 from cdc.core.emitter import ChangeEmitter
-from cdc.core.envelope import now_ts
+from cdc.core.encoded_rows import Placeholder, template
+from cdc.core.envelope import OP_CREATE, now_ts
 from cdc.core.errors import SourceError
 from cdc.core.native_row import native_module
-from cdc.core.records import ChangeEvent
+from cdc.core.records import ChangeEvent, EncodedRows
 from cdc.core.redact import redact_secrets
 from cdc.core.schema import TableId, parse_table_id
 from cdc.core.schema_change import SchemaChangeEvents
@@ -77,6 +80,12 @@ class StreamHooks(Protocol):
     def transaction_starts(self, position: tuple[int, str, int], events: list[ChangeEvent]) -> None:
         """A transaction starts at ``position`` (read-only watermarks behind it fire)."""
 
+    def watching(self, table: str) -> bool:
+        """Whether an open incremental-snapshot window reads ``table`` (its changes must be observed)."""
+
+
+ROW_INDEX = Placeholder(b"\x01")  # source.row of an encoded rows event's records
+
 
 @dataclass(frozen=True)
 class StreamCallbacks:
@@ -89,6 +98,7 @@ class StreamCallbacks:
     signal_row: Callable[[dict[str, Any], list[ChangeEvent], tuple[int, ...]], None]
     observe: Callable[[str, Sequence[ChangeEvent]], None]
     transaction_starts: Callable[[tuple[int, str, int], list[ChangeEvent]], None]
+    watching: Callable[[str], bool] = lambda table: True  # an incremental snapshot's open window reads it
 
 
 @dataclass
@@ -145,6 +155,10 @@ class BinlogChanges:
         # two-digit years of the codec's rows or None)
         self._layouts: dict[int, tuple[TableState, list[rows.Reader], Any, YearAdjuster | None]] = {}
         self.native = False  # rows through the compiled codec (cdc.sources.mysql.native_rows) when it takes them
+        # with native: a rows event's inserts as one encoded batch (EncodedRows), which only the engine takes
+        self.encoded = False
+        # rows events encoded whole, each with the events before it, for the streamer to hand over
+        self.segments: list[tuple[list[ChangeEvent], EncodedRows]] = []
         self._fallback: Any = None  # cdc_native.Fallback
 
     # ---- positions -----------------------------------------------------------------------------
@@ -302,9 +316,11 @@ class BinlogChanges:
                               fix="report this with the binlog file and position")
         return layout
 
-    def _rows(self, event: Any, state: TableState, pos: int) -> tuple[int, Callable[[int], Any]]:
+    def _rows(self, event: Any, state: TableState, pos: int
+              ) -> tuple[int, Callable[[int], Any], list[tuple[bytes, Any]] | None]:
         """The row images of a rows event: their number and image i as the event's row, through the
-        compiled codec when the table has one and it takes the event, else decoded here."""
+        compiled codec when the table has one and it takes the event (then also the codec's (row JSON,
+        key) of each), else decoded here."""
         _, readers, codec, adjust_years = self._layout(event, state, pos)
         data = event.packet.read(event.event_size - event.packet.read_bytes)
         if codec is not None:
@@ -319,10 +335,10 @@ class BinlogChanges:
                 native = EventRows(encoded, lambda: [state.row(image) for image in self._decode(event, state, pos,
                                                                                                 data, readers)],
                                    bool(state.envelope.key_fields))
-                return len(native), native.row
+                return len(native), native.row, encoded
         images = self._decode(event, state, pos, data, readers)
         row = state.row
-        return len(images), lambda index: row(images[index])
+        return len(images), lambda index: row(images[index]), None
 
     def _images(self, event: Any, state: TableState, pos: int) -> list[list[Any]]:
         """The row images of a rows event, decoded from our schema (never the library's ``rows``)."""
@@ -385,11 +401,15 @@ class BinlogChanges:
         envelope = state.envelope
         ts = now_ts()
         position_base = (position_key(tx.file, 0)[0], tx.pos, tx.row_events)
-        count, row = self._rows(event, state, tx.pos)
+        count, row, encoded = self._rows(event, state, tx.pos)
         # source.pos is the rows event's own position (the offset keeps the transaction's start)
         base = source_block(self.settings.flavor, self.settings.prefix, state.database, state.name, ts_ms=ts_ms,
                             server_id=event.packet.server_id, file=tx.file, pos=bl.event_start(event, stream, tx.pos),
                             gtid=tx.gtid, thread=tx.thread, query=tx.query if self.settings.include_query else None)
+        if encoded is not None and self.encoded and kind is bl.WriteRowsEvent and first_row == 0 \
+                and emit.tracker is None and not self.hooks.watching(state.qualified):
+            self._segment(events, state, encoded, base, (*position_base, 0), ts)
+            return
         pairs = kind is bl.UpdateRowsEvent
         for index in range(first_row, count // 2 if pairs else count):
             source = {**base, "row": index}
@@ -401,6 +421,23 @@ class BinlogChanges:
                 emit.delete(events, envelope, row(index), source, position, ts)
             else:
                 emit.update(events, envelope, row(2 * index), row(2 * index + 1), source, position, ts)
+
+    def _segment(self, events: list[ChangeEvent], state: TableState, encoded: list[tuple[bytes, Any]],
+                 source: dict[str, Any], position: tuple[int, ...], ts: tuple[int, int, int]) -> None:
+        """A rows event's inserts as one encoded batch after the events before it (which leave ``events``):
+        the records differ only in their row, their key and ``source.row``."""
+        keyed = bool(state.envelope.key_fields)
+        rows_json = [json for json, _ in encoded]
+        keys = [orjson.dumps(key) for _, key in encoded] if keyed else None
+        template_event = template(state.envelope, {**source, "row": ROW_INDEX}, keyed=keyed, position=position,
+                                  ts=ts, op=OP_CREATE)
+        more = {ROW_INDEX.json: [b"%d" % index for index in range(len(encoded))]}
+        self.segments.append((list(events), EncodedRows(template_event, rows_json, keys, more)))
+        events.clear()
+
+    def take_segments(self) -> list[tuple[list[ChangeEvent], EncodedRows]]:
+        segments, self.segments = self.segments, []
+        return segments
 
     def _signal_rows(self, event: Any, events: list[ChangeEvent], position: tuple[int, ...]) -> None:
         state = self.hooks.table_state(event.schema, event.table)

@@ -96,6 +96,8 @@ class BinlogStreamer:
             if step is Step.NONE:
                 continue
             if step is Step.ROWS:
+                for before, encoded in changes.take_segments():  # rows events encoded whole: handed over at once
+                    yield Batch(before, self._offset(changes.in_progress().to_offset()), encoded=encoded)
                 if len(pending.events) >= self.max_batch:
                     yield Batch(pending.events, self._offset(changes.in_progress().to_offset()))
                     pending.handed_over()
