@@ -90,7 +90,7 @@ def run_ours(args: dict[str, Any], db: str, conn: Any, file: str, pos: int, rows
                  "snapshot.progress": "off", "database.server.id": "7002"}
         config = Config(props).declare(CORE_OPTIONS)
         source = MySqlSource(config)
-        source.native_rows = native  # the compiled codec when installed, as the pipeline does
+        source.native_rows = source.encoded_batches = native  # the compiled codec when installed, as the pipeline does
         history = source.history
         schema = MySqlSchema()
         with conn.cursor() as cur:
