@@ -12,6 +12,7 @@ per batch, not once per event.
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
@@ -213,7 +214,7 @@ class PipelineMetrics:
         if batch.offset is not None:
             self.read_offset = batch.offset
         events = batch.events
-        encoded = batch.encoded  # snapshot rows the codec encoded: each a copy of its template but the row
+        encoded = batch.encoded
         if not events and encoded is None:
             return
         now = self._clock()
@@ -226,7 +227,9 @@ class PipelineMetrics:
         streamed: dict[str, Any] | None = None  # source block of the last streamed change
         last: ChangeEvent | None = None
         tx_field, last_tx, txs = self._tx_field, self._last_tx, 0
-        for event in events:
+        # rows the codec encoded (a snapshot's, a stream's run) are each a copy of their template but the row
+        every = events if encoded is None or not encoded.rows else itertools.chain(events, (encoded.template,))
+        for event in every:
             value = event.value
             if value is None:
                 continue
@@ -260,21 +263,9 @@ class PipelineMetrics:
                 last_tx = tx
         if run:
             counts[(prev_table, prev_op)] = counts.get((prev_table, prev_op), 0) + run
-        if encoded is not None and encoded.rows:
-            last = encoded.template
-            table, template = last.table_id, last.value or {}
-            op = template.get("op", "r")
-            counts[(table, op)] = counts.get((table, op), 0) + len(encoded.rows)
-            if op == "r":
-                plain = True  # their mark is "true": first and last marks go on events
-            else:  # a stream's run of one table in one transaction
-                streamed = template.get("source") or {}
-                if tx_field is None:
-                    tx_field = next((f for f in TX_FIELDS if streamed.get(f) is not None), None)
-                tx = streamed.get(tx_field) if tx_field is not None else None
-                if tx != last_tx and tx is not None:
-                    txs += 1
-                    last_tx = tx
+        if encoded is not None and encoded.rows:  # the template went through the loop for one of its rows
+            key = (encoded.template.table_id, (encoded.template.value or {}).get("op", "r"))
+            counts[key] = counts.get(key, 0) + len(encoded.rows) - 1
         self._tx_field, self._last_tx = tx_field, last_tx
         self.records.inc(len(events) + (len(encoded.rows) if encoded is not None else 0))
         if not counts:
