@@ -242,8 +242,9 @@ def test_snapshot_files_same_bytes_with_and_without_the_codec(pg_db: dict[str, s
     assert first["key"]["payload"] == {"id": 1} and first["headers"] is not None
 
 
+@pytest.mark.parametrize("schemas", [True, False], ids=["schemas", "no-schemas"])
 def test_stream_runs_same_files_with_and_without_the_codec(pg_db: dict[str, str], tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+                                                         monkeypatch: pytest.MonkeyPatch, schemas: bool) -> None:
     """Runs of inserts or updates of one table in one transaction, encoded in one call and spliced by
     the file sink (cdc.sources.postgres.encoded_runs), through cdc.pipeline.build as the CLI runs it:
     the files are those of the Python path but for time stamps. Runs interleaved with other tables,
@@ -270,10 +271,12 @@ def test_stream_runs_same_files_with_and_without_the_codec(pg_db: dict[str, str]
     for native in (True, False):
         outs[native] = tmp_path / f"out-{native}"
         props = {**{k: v for k, v in pg_db.items() if k != "dsn"}, "topic.prefix": "dbz", "snapshot.mode": "no_data",
-                 "slot.name": f"runs_{native}".lower(), "publication.name": "runs_pub",
+                 "slot.name": f"runs_{native}_{schemas}".lower(), "publication.name": "runs_pub",
                  "native.rows": str(native).lower(), "max.batch.size": "7", "sink.files.directory": str(outs[native]),
                  "offset.storage.file.filename": str(tmp_path / f"o{native}.json"), "slot.drop.on.stop": "true",
-                 "message.key.columns": "public.hidden:secret", "column.exclude.list": "public.hidden.secret"}
+                 "message.key.columns": "public.hidden:secret", "column.exclude.list": "public.hidden.secret",
+                 "key.converter.schemas.enable": str(schemas).lower(),
+                 "value.converter.schemas.enable": str(schemas).lower()}
         engines[native] = build("postgres", props)
         threads[native] = threading.Thread(target=engines[native].run)
         threads[native].start()

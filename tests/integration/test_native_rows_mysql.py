@@ -204,8 +204,10 @@ def test_snapshot_files_same_bytes_with_and_without_the_codec(mysql_server: dict
 _STAMPS = re.compile(rb'"ts_(ms|us|ns)":\d+')
 
 
+@pytest.mark.parametrize("schemas", [True, False], ids=["schemas", "no-schemas"])
 def test_stream_files_same_bytes_with_and_without_the_codec(mysql_server: dict[str, Any], mysql_db: dict[str, str],
-                                                            tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+                                                            tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            schemas: bool) -> None:
     """Rows events of inserts encoded whole and spliced by the file sink (BinlogChanges._segment), through
     cdc.pipeline.build as the CLI runs it: the files are those of the Python path but for time stamps and
     context headers; updates, deletes, tables the codec leaves to Python and events of several hundred
@@ -235,7 +237,9 @@ def test_stream_files_same_bytes_with_and_without_the_codec(mysql_server: dict[s
                  "database.server.id": str(int(mysql_db["database.server.id"]) + native),
                  "native.rows": str(native).lower(), "sink.files.directory": str(outs[native]),
                  "offset.storage.file.filename": str(tmp_path / f"o{native}.json"),
-                 "schema.history.internal.file.filename": str(tmp_path / f"history-{native}.jsonl")}
+                 "schema.history.internal.file.filename": str(tmp_path / f"history-{native}.jsonl"),
+                 "key.converter.schemas.enable": str(schemas).lower(),
+                 "value.converter.schemas.enable": str(schemas).lower()}
         engines[native] = build("mysql", props)
         threads[native] = threading.Thread(target=engines[native].run)
         threads[native].start()
@@ -266,5 +270,5 @@ def test_stream_files_same_bytes_with_and_without_the_codec(mysql_server: dict[s
     assert len(segments) >= 3 and sum(segments) >= 600, segments
     topic = f"dbz.{db}.k"
     values = [record["value"] for record in map(orjson.loads, raw[True]) if record["topic"] == topic]
-    rows = [value["payload"]["source"]["row"] for value in values if value is not None]
+    rows = [(value["payload"] if schemas else value)["source"]["row"] for value in values if value is not None]
     assert rows.count(0) >= 3 and max(rows) > 0
