@@ -194,24 +194,11 @@ class TextRows:
 
     packets: list[bytes]
     columns: ResultColumns
+    read_row: Callable[[MysqlPacket], tuple[Any, ...]]  # pymysql's own reading of a row packet into values
 
     def decoded(self, packets: Sequence[bytes]) -> list[tuple[Any, ...]]:
         """The rows' values as pymysql gives them (the reference way)."""
-        return [_values(packet, self.columns) for packet in packets]
-
-
-def _values(packet: bytes, columns: ResultColumns) -> tuple[Any, ...]:
-    reader = MysqlPacket(packet, "utf8")
-    values = []
-    for encoding, decode in columns:
-        data: Any = reader.read_length_coded_string()
-        if data is not None:
-            if encoding is not None:
-                data = data.decode(encoding)
-            if decode is not None:
-                data = decode(data)
-        values.append(data)
-    return tuple(values)
+        return [self.read_row(MysqlPacket(packet, "utf8")) for packet in packets]
 
 
 # Values (rows x columns) per snapshot batch at most: 10,240 rows (snapshot.fetch.size) of a 1,000-column
@@ -269,12 +256,20 @@ def _take_decoders(cur: Any) -> list[Callable[[Any], Any] | None] | None:
     """pymysql's value decoders of the result (int, Decimal, datetime parsing ...), taken out of its
     per-value loop to be applied a column at a time (:func:`_decoded`): the same values, at a fraction of
     the cost for a wide table. None (pymysql decodes as it reads) if its result is not laid out as expected."""
-    converters = getattr(getattr(cur, "_result", None), "converters", None)
-    if not isinstance(converters, list) or not all(isinstance(c, tuple) and len(c) == 2 for c in converters):
+    converters = _result_columns(cur)
+    if converters is None:
         return None
     decoders = [decode for _, decode in converters]
     cur._result.converters = [(encoding, None) for encoding, _ in converters]
     return decoders
+
+
+def _result_columns(cur: Any) -> list[tuple[str | None, Callable[[Any], Any] | None]] | None:
+    """pymysql's (encoding, decoder) per column of the result, or None if it is not laid out as expected."""
+    converters = getattr(getattr(cur, "_result", None), "converters", None)
+    if not isinstance(converters, list) or not all(isinstance(c, tuple) and len(c) == 2 for c in converters):
+        return None
+    return converters
 
 
 def _value_batches(cur: Any) -> Callable[[Any], list[tuple[Any, ...]]]:
@@ -287,15 +282,12 @@ def _value_batches(cur: Any) -> Callable[[Any], list[tuple[Any, ...]]]:
 def _packet_batches(cur: Any) -> Callable[[Any], TextRows | list[tuple[Any, ...]]]:
     """Rows as their packets' payloads (pymysql's per-value loop left out), with pymysql's (encoding,
     decoder) per column to decode them with; as values if its result is not laid out as expected."""
-    result = getattr(cur, "_result", None)
-    converters = getattr(result, "converters", None)
-    if result is None or not isinstance(converters, list) \
-            or not all(isinstance(c, tuple) and len(c) == 2 for c in converters) \
-            or not callable(getattr(result, "_read_row_from_packet", None)):
+    columns = _result_columns(cur)
+    read_row = getattr(getattr(cur, "_result", None), "_read_row_from_packet", None)
+    if columns is None or not callable(read_row):
         return _value_batches(cur)
-    result._read_row_from_packet = _payload
-    columns = list(converters)
-    return lambda rows: TextRows(list(rows), columns)
+    cur._result._read_row_from_packet = _payload  # read_row stays pymysql's, for the rows decoded the Python way
+    return lambda rows: TextRows(list(rows), list(columns), read_row)
 
 
 def _payload(packet: Any) -> bytes:

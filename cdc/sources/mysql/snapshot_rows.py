@@ -35,26 +35,22 @@ def text_kind(kind: my_types.ValueKind, encoding: str | None) -> str:
     name, param = kind.name, kind.param
     if encoding is None:
         return "python:bytes"
-    if name == "int" or (name == "unsigned" and param <= 32):
-        return "int"
-    if name == "text":
-        return "text"
-    if name == "decimal":
-        return f"decimal:{param}"
-    if name in ("float32", "float64"):
-        return "float4" if name == "float32" else "float8"
-    if name == "date":
-        return "date"
-    if name == "timestamp":
-        return f"timestamp:{param}"
-    return "python"
+    if name == "unsigned" and param <= 32:
+        return "int"  # the text is the unsigned value already
+    if name in ("decimal", "timestamp"):
+        return f"{name}:{param}"
+    return _TEXT_WRITERS.get(name, "python")
+
+
+# value kinds whose writer takes no parameter -> that writer
+_TEXT_WRITERS = {"int": "int", "text": "text", "float32": "float4", "float64": "float8", "date": "date"}
 
 
 def _from_text(decode: Callable[[Any], Any] | None, convert: Callable[[Any], Any], missing: Any
                ) -> Callable[[Any], Any]:
     """A column's Python way from its text: pymysql's decoder, then the column's converter."""
     if decode is None:
-        return lambda text: convert(text)
+        return convert
     return lambda text: missing if (value := decode(text)) is None else convert(value)
 
 
