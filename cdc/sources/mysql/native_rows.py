@@ -136,12 +136,14 @@ class YearAdjuster:
         return cls(units) if units else None
 
     def __call__(self, encoded: list[tuple[bytes, Any]]) -> list[tuple[bytes, Any]]:
-        return [(self._pattern.sub(self._adjust, json), key) if b":-" in json else (json, key)
-                for json, key in encoded]
+        return [(self._moved(json), key) for json, key in encoded]
 
     def json(self, structs: list[bytes]) -> list[bytes]:
         """Row or key structs' JSON, each with its early years moved."""
-        return [self._pattern.sub(self._adjust, json) if b":-" in json else json for json in structs]
+        return [self._moved(json) for json in structs]
+
+    def _moved(self, json: bytes) -> bytes:
+        return self._pattern.sub(self._adjust, json) if b":-" in json else json
 
     def _adjust(self, match: re.Match[bytes]) -> bytes:
         unit = self._units[match.group(1)]

@@ -120,8 +120,7 @@ class MySqlSignals:
 
     def observe(self, table: str, events: Sequence[ChangeEvent]) -> None:
         """Changes of ``table``: they supersede the rows of it that the open chunk holds."""
-        window = self.incremental.window
-        if window is not None and window.open and window.task.table == table:
+        if self.watching(table):
             for change in events:
                 self.incremental.observe(change)
 

@@ -98,7 +98,7 @@ class StreamCallbacks:
     signal_row: Callable[[dict[str, Any], list[ChangeEvent], tuple[int, ...]], None]
     observe: Callable[[str, Sequence[ChangeEvent]], None]
     transaction_starts: Callable[[tuple[int, str, int], list[ChangeEvent]], None]
-    watching: Callable[[str], bool] = lambda table: True  # an incremental snapshot's open window reads it
+    watching: Callable[[str], bool]
 
 
 @dataclass

@@ -63,7 +63,8 @@ class EncodedRun:
 
 
 def run_row(payload: bytes, kind: int) -> int | None:
-    """The relation id of an Insert or Update message a run can hold (a new tuple, no old one), else None."""
+    """The relation id of an Insert or Update message with a new tuple and no old one (what a run holds,
+    and what the codec encodes a row at a time), else None."""
     if (kind != INSERT and kind != UPDATE) or len(payload) < 8 or payload[5] != 0x4E:  # 'N'
         return None
     return int.from_bytes(payload[1:5], "big")

@@ -26,7 +26,7 @@ from cdc.core.envelope import OP_MESSAGE, TRANSACTION_BLOCK_SCHEMA, now_ts
 from cdc.core.records import ChangeEvent, EncodedRows
 from cdc.core.topics import sanitize_topic
 from cdc.sources.postgres import pgoutput as po
-from cdc.sources.postgres.encoded_runs import INSERT, EncodedRun, run_row
+from cdc.sources.postgres.encoded_runs import INSERT, TUPLE_AT, UPDATE, EncodedRun, run_row
 from cdc.sources.postgres.native_rows import NativeRow
 from cdc.sources.postgres.position import PgPosition
 from cdc.sources.postgres.replication import XLogData
@@ -175,7 +175,7 @@ class ChangeStream:
             return
         if self.run is not None:
             self.close_run(events)
-        if kind == 0x49 or kind == 0x55:  # Insert / Update: the compiled codec takes the new tuple when it can
+        if kind == INSERT or kind == UPDATE:  # the compiled codec takes the new tuple when it can
             native = self._native(payload, kind)
             if native is not None:
                 self._on_row(native, data.wal_start, events)
@@ -188,16 +188,16 @@ class ChangeStream:
     def _native(self, payload: bytes, kind: int) -> po.Insert | po.Update | None:
         """The message with its new tuple encoded by the table's codec (a NativeRow), when the table
         has one and the message has no old tuple; None: decode it the Python way."""
-        if len(payload) < 8 or payload[5] != 0x4E:  # 'N': the new tuple follows (no old one)
+        relid = run_row(payload, kind)
+        if relid is None:
             return None
-        relid = int.from_bytes(payload[1:5], "big")
         state = self.relations.get(relid)
         if state is None or state.native is None:
             return None
-        row = state.native.encode(payload, 6)
+        row = state.native.encode(payload, TUPLE_AT)
         if row is None:
             return None
-        return po.Insert(None, relid, row) if kind == 0x49 else po.Update(None, relid, None, None, row)
+        return po.Insert(None, relid, row) if kind == INSERT else po.Update(None, relid, None, None, row)
 
     # ---- runs of rows encoded in one call ------------------------------------------------------
 
