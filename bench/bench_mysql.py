@@ -79,18 +79,24 @@ def bare_loop(args: dict[str, Any], file: str, pos: int, end_file: str, end_pos:
     return elapsed
 
 
+def our_source(args: dict[str, Any], db: str, out: str, *, native: bool, **props: str) -> tuple[Config, MySqlSource]:
+    """Our source on the bench database, writing into ``out``; ``native``: the compiled codec's rows
+    and encoded batches, as the pipeline sets them (when the codec is installed)."""
+    config = Config({"database.hostname": args["host"], "database.port": str(args["port"]),
+                     "database.user": args["user"], "database.password": args["password"],
+                     "database.include.list": db, "topic.prefix": "bench", "sink.files.directory": out,
+                     "schema.history.internal": "memory", "snapshot.progress": "off", **props}).declare(CORE_OPTIONS)
+    source = MySqlSource(config)
+    source.native_rows = source.encoded_batches = native
+    return config, source
+
+
 def run_ours(args: dict[str, Any], db: str, conn: Any, file: str, pos: int, rows: int, profile: bool, *,
              native: bool) -> float:
     """Our source from ``file:pos`` into the file sink until ``rows`` events; seconds taken."""
     with tempfile.TemporaryDirectory() as tmp:
-        props = {"database.hostname": args["host"], "database.port": str(args["port"]),
-                 "database.user": args["user"], "database.password": args["password"],
-                 "database.include.list": db, "topic.prefix": "bench", "sink.files.directory": tmp,
-                 "schema.history.internal": "memory", "tombstones.on.delete": "false",
-                 "snapshot.progress": "off", "database.server.id": "7002"}
-        config = Config(props).declare(CORE_OPTIONS)
-        source = MySqlSource(config)
-        source.native_rows = source.encoded_batches = native  # the compiled codec when installed, as the pipeline does
+        config, source = our_source(args, db, tmp, native=native, **{"tombstones.on.delete": "false",
+                                                                     "database.server.id": "7002"})
         history = source.history
         schema = MySqlSchema()
         with conn.cursor() as cur:
@@ -220,14 +226,8 @@ def bare_select(args: dict[str, Any], db: str, fetch: int) -> tuple[float, int]:
 
 def snapshot_ours(args: dict[str, Any], db: str, rows: int, profile: bool, *, native: bool) -> float:
     with tempfile.TemporaryDirectory() as tmp:
-        props = {"database.hostname": args["host"], "database.port": str(args["port"]),
-                 "database.user": args["user"], "database.password": args["password"],
-                 "database.include.list": db, "topic.prefix": "bench", "sink.files.directory": tmp,
-                 "schema.history.internal": "memory", "snapshot.mode": "initial_only",
-                 "snapshot.progress": "off", "database.server.id": "7004"}
-        config = Config(props).declare(CORE_OPTIONS)
-        source = MySqlSource(config)
-        source.native_rows = source.encoded_batches = native  # the compiled row codec, as the pipeline does
+        config, source = our_source(args, db, tmp, native=native, **{"snapshot.mode": "initial_only",
+                                                                     "database.server.id": "7004"})
         engine = CountingEngine(source, FileSink(config), JsonConverter(True), MemoryOffsetStore(),
                                 flush_interval_s=0.5, target=rows)
         return timed_run(engine, rows, profile)
