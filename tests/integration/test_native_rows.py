@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,51 @@ class RawSink:
 
 
 _STAMPS = re.compile(rb'"ts_(ms|us|ns)":\d+')
+
+
+@contextmanager
+def streaming(source: str, props: dict[bool, dict[str, str]], timeout_s: float = 60) -> Iterator[None]:
+    """A pipeline per entry of ``props`` (with and without the codec), built as the CLI builds them
+    (cdc.pipeline.build) and each run in a thread; the block runs once all of them stream, and they
+    are stopped after it."""
+    from cdc.pipeline import build
+
+    engines = [build(source, p) for p in props.values()]
+    threads = [threading.Thread(target=engine.run) for engine in engines]
+    for thread in threads:
+        thread.start()
+    try:
+        deadline = time.monotonic() + timeout_s
+        while not all(engine.source_streaming() for engine in engines):
+            assert all(t.is_alive() for t in threads) and time.monotonic() < deadline
+            time.sleep(0.1)
+        yield
+    finally:
+        for engine, thread in zip(engines, threads, strict=True):
+            engine.stop()
+            thread.join(30)
+
+
+def wait_for_file(directories: Sequence[Path], name: str, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not all((directory / name).exists() for directory in directories):
+        assert time.monotonic() < deadline, name
+        time.sleep(0.1)
+
+
+def same_files(outs: dict[bool, Path], pattern: str) -> list[bytes]:
+    """The lines of the files ``pattern`` names, with and without the codec, are the same but for the
+    processing time stamps and the context headers' values (each run has its own start and run id:
+    compared by name); returns the codec's lines."""
+    raw = {native: [line for path in sorted(out.glob(pattern)) for line in path.read_bytes().splitlines()]
+           for native, out in outs.items()}
+    lines = {native: [_STAMPS.sub(b'"ts":0', line.rpartition(b',"headers":')[0]) for line in raw[native]]
+             for native in raw}
+    assert lines[True] == lines[False]
+    names = {native: [None if (headers := orjson.loads(line)["headers"]) is None else sorted(headers)
+                      for line in raw[native]] for native in raw}
+    assert names[True] == names[False]
+    return raw[True]
 
 
 def _scrub(record: SinkRecord) -> tuple[Any, ...]:
@@ -251,7 +297,6 @@ def test_stream_runs_same_files_with_and_without_the_codec(pg_db: dict[str, str]
     deletes and key changes, a run cut at max.batch.size, a run the codec leaves to Python (an
     unchanged TOAST value), a table without a key, a key left out of the row."""
     require_native()
-    from cdc.pipeline import build
     from cdc.sources.postgres import encoded_runs
 
     runs: list[int] = []
@@ -267,24 +312,16 @@ def test_stream_runs_same_files_with_and_without_the_codec(pg_db: dict[str, str]
         "CREATE TABLE a (id int PRIMARY KEY, v text, n numeric(6,2))", "CREATE TABLE nokey (x int, y text)",
         "CREATE TABLE hidden (id int PRIMARY KEY, secret text)", "CREATE TABLE done (id int PRIMARY KEY)",
         "CREATE PUBLICATION runs_pub FOR ALL TABLES")
-    engines, threads, outs = {}, {}, {}
-    for native in (True, False):
-        outs[native] = tmp_path / f"out-{native}"
-        props = {**{k: v for k, v in pg_db.items() if k != "dsn"}, "topic.prefix": "dbz", "snapshot.mode": "no_data",
-                 "slot.name": f"runs_{native}_{schemas}".lower(), "publication.name": "runs_pub",
-                 "native.rows": str(native).lower(), "max.batch.size": "7", "sink.files.directory": str(outs[native]),
-                 "offset.storage.file.filename": str(tmp_path / f"o{native}.json"), "slot.drop.on.stop": "true",
-                 "message.key.columns": "public.hidden:secret", "column.exclude.list": "public.hidden.secret",
-                 "key.converter.schemas.enable": str(schemas).lower(),
-                 "value.converter.schemas.enable": str(schemas).lower()}
-        engines[native] = build("postgres", props)
-        threads[native] = threading.Thread(target=engines[native].run)
-        threads[native].start()
-    try:
-        deadline = time.monotonic() + 60
-        while not all(engine.source_streaming() for engine in engines.values()):
-            assert all(t.is_alive() for t in threads.values()) and time.monotonic() < deadline
-            time.sleep(0.1)
+    outs = {native: tmp_path / f"out-{native}" for native in (True, False)}
+    props = {native: {**{k: v for k, v in pg_db.items() if k != "dsn"}, "topic.prefix": "dbz",
+                      "snapshot.mode": "no_data", "slot.name": f"runs_{native}_{schemas}".lower(),
+                      "publication.name": "runs_pub", "native.rows": str(native).lower(), "max.batch.size": "7",
+                      "sink.files.directory": str(outs[native]),
+                      "offset.storage.file.filename": str(tmp_path / f"o{native}.json"), "slot.drop.on.stop": "true",
+                      "message.key.columns": "public.hidden:secret", "column.exclude.list": "public.hidden.secret",
+                      "key.converter.schemas.enable": str(schemas).lower(),
+                      "value.converter.schemas.enable": str(schemas).lower()} for native in (True, False)}
+    with streaming("postgres", props):
         sql(pg_db, f"INSERT INTO t VALUES {', '.join(VALUES)}",
             "BEGIN; INSERT INTO a SELECT g, 'v' || g, g / 3.0 FROM generate_series(1, 30) g; "
             "INSERT INTO nokey VALUES (1, 'x'); INSERT INTO a VALUES (31, 'after', NULL); "
@@ -294,25 +331,12 @@ def test_stream_runs_same_files_with_and_without_the_codec(pg_db: dict[str, str]
             "INSERT INTO nokey SELECT g, NULL FROM generate_series(1, 9) g",
             "INSERT INTO hidden SELECT g, 's' FROM generate_series(1, 4) g",
             "INSERT INTO done VALUES (1)")
-        while not all(any(out.glob("dbz.public.done.jsonl")) for out in outs.values()):
-            assert time.monotonic() < deadline + 30
-            time.sleep(0.1)
-    finally:
-        for native, engine in engines.items():
-            engine.stop()
-            threads[native].join(30)
-    # each run has its own context headers (its start, its run id): compared by name
-    raw = {native: [line for path in sorted(out.glob("dbz.public.*.jsonl")) for line in path.read_bytes().splitlines()]
-           for native, out in outs.items()}
-    lines = {native: [_STAMPS.sub(b'"ts":0', line.rpartition(b',"headers":')[0]) for line in raw[native]]
-             for native in raw}
-    assert [sorted(orjson.loads(line)["headers"]) for line in raw[True]] == \
-        [sorted(orjson.loads(line)["headers"]) for line in raw[False]]
+        wait_for_file(list(outs.values()), "dbz.public.done.jsonl")
+    same_files(outs, "dbz.public.*.jsonl")
     counts = {path.name: len(path.read_bytes().splitlines()) for path in outs[False].glob("dbz.public.*.jsonl")}
     # a: 31 inserts, 10 updates, a delete and its tombstone, a key change (delete, tombstone, create), 12 updates
     assert counts == {"dbz.public.t.jsonl": 3 + 3, "dbz.public.a.jsonl": 31 + 10 + 2 + 3 + 12,
                       "dbz.public.nokey.jsonl": 1 + 9, "dbz.public.hidden.jsonl": 4, "dbz.public.done.jsonl": 1}, counts
-    assert lines[True] == lines[False]
     # runs: t's three inserts; a's 30 in runs cut at 7; its updates; nokey's 9; the run of t's updates
     # with the TOASTed value went the Python way; hidden's key is not in its rows: never in a run
     assert sum(n for n in runs if n > 0) >= 3 + 28 + 10 + 10 + 9 and max(runs) <= 7, runs
