@@ -168,8 +168,8 @@ class NativeRows(Protocol):
 
 @runtime_checkable
 class EncodedBatches(Protocol):
-    """With ``native_rows``, a snapshot's rows also in batches the codec encoded
-    (:class:`~cdc.core.records.EncodedRows`), which only the engine takes: set by the pipeline."""
+    """With ``native_rows``, a snapshot's rows (and a stream's runs) also in batches the codec encoded
+    (:class:`~cdc.core.records.EncodedRows`), which the engine and Spark's reader take: set by them."""
 
     encoded_batches: bool
 

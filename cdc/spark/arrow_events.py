@@ -18,15 +18,23 @@ import pyarrow as pa
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from cdc.core.encoded_rows import Placeholder
 from cdc.core.errors import SourceError
 from cdc.core.native_row import NativeRow
-from cdc.core.records import ChangeEvent
+from cdc.core.records import ChangeEvent, EncodedRows
 from cdc.spark.json_columns import ColumnarUnfit, reader_for
 from cdc.spark.schema import SOURCE_FIELDS, struct_type_of
 
 _loads = orjson.loads
 _dumps = orjson.dumps
 log = logging.getLogger(__name__)
+
+
+def _json_of(row: Any) -> bytes | None:
+    """A row's JSON: an encoded batch's as it is, a NativeRow's, or a dict's written now."""
+    if row is None or isinstance(row, bytes):
+        return row
+    return row.json if isinstance(row, NativeRow) else _dumps(row)
 
 
 def arrow_schema(schema: T.StructType) -> pa.Schema:
@@ -86,7 +94,7 @@ def snapshot_batches(after: pa.Table, schema: pa.Schema, source: dict[str, Any],
 @dataclass
 class Collected:
     """Events' rows as lists, one per column of ``event_schema``, not converted yet: rows as the
-    events hold them (dicts, codec rows, None), each with its converter; a transaction's events
+    events hold them (dicts, codec rows, an encoded batch's JSON, None), each with its converter; a transaction's events
     share one source block, stored once (``source_index``)."""
 
     ops: list[str] = list_field(default_factory=list)
@@ -139,17 +147,25 @@ class EventRows:
         collected = self.collect(events, position)
         return self.arrow([collected], schema) if collected is not None else None
 
-    def collect(self, events: list[ChangeEvent], position: Callable[[], int]) -> Collected | None:
-        """The events' rows as lists, one per column, before any value is converted; None without rows."""
+    def _reads(self, event: ChangeEvent) -> bool:
+        """Whether the event is a row change of a table this query reads."""
+        value = event.value
+        if value is None or not event.table_id or "op" not in value or "before" not in value:
+            return False  # tombstones, transaction/heartbeat/message events
+        return not (self.table and event.table_id != self.table
+                    or self.tables is not None and event.table_id not in self.tables)
+
+    def collect(self, events: list[ChangeEvent], position: Callable[[], int],
+                encoded: EncodedRows | None = None) -> Collected | None:
+        """The events' rows (then ``encoded``'s, which come after them) as lists, one per column, before
+        any value is converted; None without rows."""
         out = Collected()
         last_source: dict[str, Any] | None = None
         for event in events:
-            value = event.value
-            if value is None or not event.table_id or "op" not in value or "before" not in value:
-                continue  # tombstones, transaction/heartbeat/message events
-            if self.table and event.table_id != self.table or self.tables is not None and \
-                    event.table_id not in self.tables:
+            if not self._reads(event):
                 continue
+            value = event.value
+            assert value is not None
             out.converters.append(self._converter(event))
             source = value["source"]
             if source is not last_source:
@@ -162,7 +178,39 @@ class EventRows:
             out.ts.append(value.get("ts_ms"))
             out.tables.append(event.table_id)
             out.positions.append(position())
+        if encoded is not None and self._reads(encoded.template):
+            self._collect_encoded(out, encoded, position)
         return out if out.ops else None
+
+    def _collect_encoded(self, out: Collected, encoded: EncodedRows, position: Callable[[], int]) -> None:
+        """Rows the codec encoded (a snapshot's bulk, a stream's run): their JSON as it is, read by the
+        column reader like a NativeRow's; the rest of each event is the template's, but for the source
+        fields it holds a placeholder for (a stream's ``lsn``), which are the run's per-row parts."""
+        template = encoded.template
+        value = template.value
+        assert value is not None and template.table_id is not None
+        count = len(encoded.rows)
+        source = value["source"]
+        base = [source.get(k) for k in SOURCE_FIELDS]
+        per_row = [(i, encoded.more[base[i].json]) for i in range(len(base)) if isinstance(base[i], Placeholder)]
+        first = len(out.sources)
+        if per_row:
+            for n in range(count):
+                row = list(base)
+                for i, parts in per_row:
+                    row[i] = _loads(parts[n])
+                out.sources.append(tuple(row))
+            out.source_index.extend(range(first, first + count))
+        else:
+            out.sources.append(tuple(base))
+            out.source_index.extend([first] * count)
+        out.converters.extend([self._converter(template)] * count)
+        out.ops.extend([value["op"]] * count)
+        out.befores.extend([value["before"]] * count)
+        out.afters.extend(encoded.rows)
+        out.ts.extend([value.get("ts_ms")] * count)
+        out.tables.extend([template.table_id] * count)
+        out.positions.extend([position() for _ in range(count)])
 
     def arrow(self, parts: list[Collected], schema: pa.Schema) -> pa.RecordBatch:
         """Collected rows as one record batch, built column by column: each list becomes an Arrow
@@ -229,10 +277,11 @@ class EventRows:
         is one and it can, else converted value by value (``schema``)."""
         if reader is not None:
             try:
-                return reader([None if r is None else r.json if isinstance(r, NativeRow) else _dumps(r) for r in rows])
+                return reader([_json_of(r) for r in rows])
             except (ColumnarUnfit, TypeError) as exc:  # TypeError: a value orjson cannot write
                 log.debug("rows of %s converted value by value: %s", self.table, exc)
-        return pa.array([convert_one(_loads(r.json) if isinstance(r, NativeRow) else r)
+        return pa.array([convert_one(_loads(r) if isinstance(r, bytes) else _loads(r.json) if isinstance(r, NativeRow)
+                                     else r)
                          for convert_one, r in zip(converters, rows, strict=True)], type=row_type)
 
     def _json_reader(self, row_type: pa.DataType) -> Callable[[list[bytes | None]], pa.Array] | None:

@@ -43,11 +43,12 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Config
 from cdc.core.errors import ConfigError, SourceError
-from cdc.core.records import ChangeEvent
+from cdc.core.records import Batch, ChangeEvent
 from cdc.core.signals import new_id
 from cdc.core.source import (
     ChecksReplay,
     DescribesTables,
+    EncodedBatches,
     NativeRows,
     Replayable,
     SnapshotsIncrementally,
@@ -183,9 +184,10 @@ def _source_offset(offset: dict[str, Any]) -> dict[str, Any] | None:
 READER_OFFSET_KEYS = ("seq", "chunk_run")  # ours, not the source's
 
 
-def _snapshot_batch(events: list[ChangeEvent]) -> bool:
+def _snapshot_batch(batch: Batch) -> bool:
     """Rows of an initial snapshot read on the driver (not an incremental snapshot's chunk: those
     come between transactions, where a micro-batch may end and be replayed)."""
+    events = batch.events + ([batch.encoded.template] if batch.encoded is not None else [])
     return bool(events) and all(e.value is not None and e.value.get("op") == "r"
                                 and (e.value.get("source") or {}).get("snapshot") != "incremental" for e in events)
 
@@ -364,8 +366,8 @@ class CdcStreamReader(DataSourceStreamReader):
                     fix="delete the checkpoint folder and the target table, then start the query again",
                 )
             self._open(start)
-            self._prefetch = Prefetcher(self._source_stream(), lambda batch: self._collected(batch.events), self._arrow,
-                                        self._end_of, self.max_rows)
+            self._prefetch = Prefetcher(self._source_stream(), self._collected, self._arrow, self._end_of,
+                                        self.max_rows)
         assert self._prefetch is not None
         now = time.monotonic()
         waited_enough = self._held_since is not None and now - self._held_since >= self.max_trigger_delay_s
@@ -381,9 +383,11 @@ class CdcStreamReader(DataSourceStreamReader):
         self._at = end
         return batches, end
 
-    def _collected(self, events: list[ChangeEvent]) -> Any:
-        """Events (through the query's transforms) as our columns' lists, numbered on; None: no row."""
-        return self._events.collect(transformed(self._chain, events), self._next_position)
+    def _collected(self, batch: Batch, events: list[ChangeEvent] | None = None) -> Any:
+        """A batch's events (through the query's transforms; ``events``: those of them to take) and its
+        encoded rows as our columns' lists, numbered on; None: no row."""
+        return self._events.collect(transformed(self._chain, batch.events if events is None else events),
+                                    self._next_position, batch.encoded)
 
     def _arrow(self, parts: list[Any]) -> Any:
         return self._events.arrow(parts, self._arrow_schema)
@@ -400,7 +404,7 @@ class CdcStreamReader(DataSourceStreamReader):
             if (batch.offset.get("incremental") or {}).get("window"):
                 return None  # inside an incremental chunk's window: its rows come at the close
             return {**batch.offset, "seq": self._seq, "chunk_run": self._run}
-        if batch.offset is None and rows_since_end >= self.max_rows and _snapshot_batch(batch.events):
+        if batch.offset is None and rows_since_end >= self.max_rows and _snapshot_batch(batch):
             return {"in_snapshot": True, "seq": self._seq}
         return None
 
@@ -420,7 +424,10 @@ class CdcStreamReader(DataSourceStreamReader):
         for batch in self._stream:
             # Transactions that committed before the end offset sort before it.
             events = [e for e in batch.events if e.position and e.position[:size] < end_key]
-            collected = self._collected(events)
+            encoded = batch.encoded
+            if encoded is not None and not (encoded.template.position and encoded.template.position[:size] < end_key):
+                batch.encoded = None  # a run of a transaction that committed at or after the end
+            collected = self._collected(batch, events)
             if collected is not None:
                 parts.append(collected)
             key = _committed_key(self._source_cls, batch.offset) if batch.offset is not None else None
@@ -458,6 +465,8 @@ class CdcStreamReader(DataSourceStreamReader):
         self._source = source
         if self._chain is None and isinstance(source, NativeRows) and config.get("native.rows"):
             source.native_rows = True  # rows the codec wrote, read back by EventRows from their JSON
+            if isinstance(source, EncodedBatches):
+                source.encoded_batches = True  # and runs of them in one call (EventRows._collect_encoded)
         if isinstance(source, SnapshotsIncrementally):
             incremental = source.incremental
             if replay_run is not None:

@@ -12,6 +12,12 @@ over what is buffered up to an end mark. The thread stops reading while twice a 
 waiting past an end mark, so memory stays bounded; rows with no end mark after them (a transaction,
 or an incremental chunk's window, larger than that) are read on, since the micro-batch that takes
 them must hold them all.
+
+A trigger takes what the log held when it fired, up to a micro-batch, as Spark's Kafka source takes
+the offsets there are: while the source is still reading a backlog (its last batch did not say it
+caught up), ``take`` waits for it to catch up or for a micro-batch's rows, ``BACKLOG_WAIT_S`` at
+most. Without this, a burst's first trigger takes the few rows read so far, and their MERGE, whose
+cost hardly depends on its size, holds back the rest.
 """
 from __future__ import annotations
 
@@ -36,6 +42,7 @@ Rows = Sized  # rows converted for Spark (a pyarrow.RecordBatch)
 
 GROUP_ROWS = 20_000
 GROUP_S = 0.2
+BACKLOG_WAIT_S = 10.0  # a quiet stream never waits: its source has caught up
 
 
 @dataclass
@@ -62,6 +69,7 @@ class Prefetcher:
         self._cond = threading.Condition()
         self._stopped = False
         self.finished = False  # the source's stream ended (initial_only)
+        self._behind = False  # the source's last batch did not say it caught up with its log
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="cdc-prefetch", daemon=True)
         self._thread.start()
@@ -72,6 +80,8 @@ class Prefetcher:
         group_rows, group_began = 0, 0.0
         try:
             for batch in self._stream:
+                if not batch.caught_up and not self._behind:
+                    self._behind = True  # (False again when a caught-up batch is handed over)
                 raw = self._collect(batch)
                 count = len(raw) if raw is not None else 0
                 since_end += count
@@ -84,7 +94,7 @@ class Prefetcher:
                 group_rows += count
                 if group_rows < self._group_rows and not batch.caught_up and time.monotonic() - group_began < GROUP_S:
                     continue
-                self._hand_over(group)
+                self._hand_over(group, caught_up=batch.caught_up)
                 group, group_rows = [], 0
                 with self._cond:
                     while self._buffered >= 2 * self._max_rows and not self._stopped and self._has_end():
@@ -98,9 +108,11 @@ class Prefetcher:
             self.finished = True
             self._cond.notify_all()
 
-    def _hand_over(self, group: list[tuple[Raw | None, dict[str, Any] | None]]) -> None:
+    def _hand_over(self, group: list[tuple[Raw | None, dict[str, Any] | None]], caught_up: bool = False) -> None:
         pieces = self._converted(group)
         with self._cond:
+            if caught_up:
+                self._behind = False
             for piece in pieces:
                 self._pieces.append(piece)
                 self._buffered += piece.count
@@ -120,6 +132,20 @@ class Prefetcher:
     def _has_end(self) -> bool:
         return any(p.end is not None for p in self._pieces)
 
+    def _rows_to_end(self) -> int:
+        """Rows buffered up to the last end mark."""
+        count = counted = 0
+        for piece in self._pieces:
+            count += piece.count
+            if piece.end is not None:
+                counted = count
+        return counted
+
+    def _backlog_read(self) -> bool:
+        """Whether a take need not wait for the source's backlog (see the module's docstring)."""
+        return (self._error is not None or self.finished or self._stopped or not self._behind
+                or self._rows_to_end() >= self._max_rows or self._buffered >= 2 * self._max_rows)
+
     def take(self, wait_s: float, min_rows: int = 0) -> tuple[list[Rows], dict[str, Any] | None]:
         """The buffered rows up to the last end mark (at most about ``max_rows``: the first mark past
         them), waiting up to ``wait_s`` for a first mark; ([], None) when there is none, or when
@@ -127,6 +153,8 @@ class Prefetcher:
         with self._cond:
             self._cond.wait_for(lambda: self._error is not None or self.finished
                                 or self._has_end(), wait_s)
+            if self._has_end():
+                self._cond.wait_for(self._backlog_read, BACKLOG_WAIT_S)
             if self._error is not None:
                 raise self._error
             count, last, counted = 0, -1, 0

@@ -160,3 +160,79 @@ def test_rows_of_several_tables_parsed_as_columns_equal_the_per_value_path(pg_db
     assert [r["before"] for r in rows][:3] == [None, None, None]
     assert rows[3]["after"]["public.wide"]["t"] == "changed" and rows[3]["after"]["public.small"] is None
     assert rows[4]["before"]["public.small"]["id"] == 1 and rows[4]["after"] is None
+
+
+def _batches(db: dict[str, str], slot: str, encoded: bool, rows: int) -> list[Any]:
+    """The stream's batches from ``slot`` (made before the workload) until ``rows`` row changes came,
+    with the codec's rows; ``encoded``: runs of them in encoded batches, as Spark's reader asks."""
+    source = _source(db, **{"slot.name": slot, "publication.name": "enc_pub", "snapshot.mode": "no_data",
+                            "slot.takeover": "true"})
+    source.native_rows = True
+    source.encoded_batches = encoded
+    batches, seen = [], 0
+    deadline = time.monotonic() + 60
+    try:
+        for batch in source.stream(None):
+            batches.append(batch)
+            seen += sum(1 for e in batch.events if e.value is not None and e.table_id and "op" in e.value)
+            seen += len(batch.encoded.rows) if batch.encoded is not None else 0
+            if seen >= rows:
+                return batches
+            assert time.monotonic() < deadline, f"{rows} row changes expected, {seen} came"
+    finally:
+        source.stop()
+        source.close()
+    return batches
+
+
+@pytest.mark.parametrize("query", ["table", "tables"])
+def test_encoded_runs_give_the_rows_of_the_event_path(pg_db: dict[str, str], query: str) -> None:
+    """Runs of rows the codec encoded in one call (a transaction's inserts, its updates without an old
+    tuple) go into Spark's columns as the same rows, in the same order, with each row's own source.lsn
+    and _position, as the events of the same changes one by one; rows of another table are left out
+    of a one-table query."""
+    from pyspark.sql import types as T
+
+    from cdc.spark.arrow_events import EventRows, arrow_schema
+    from cdc.spark.schema import event_schema, struct_type_of
+
+    sql(pg_db, COLUMNAR_TYPES, "CREATE TABLE small (id int PRIMARY KEY, name text)")
+    first, second, third = ROWS.split("),\n")
+    with psycopg.connect(pg_db["dsn"], autocommit=True) as conn:
+        conn.execute("CREATE PUBLICATION enc_pub FOR TABLE wide, small")
+        for slot in ("enc_runs", "enc_events"):
+            conn.execute(f"SELECT pg_create_logical_replication_slot('{slot}', 'pgoutput')")
+        conn.execute(f"BEGIN; {first}), {second.strip()}); INSERT INTO small SELECT g, 'n' || g FROM "
+                     "generate_series(1, 5) g; UPDATE wide SET t = 'changed', n = n + 1; "
+                     f"INSERT INTO wide VALUES {third.strip()}; DELETE FROM small WHERE id = 2; "
+                     "UPDATE small SET name = 'again' WHERE id > 2; COMMIT")
+        conn.execute("INSERT INTO small VALUES (10, 'ten'), (11, 'eleven')")
+    changes = 2 + 5 + 2 + 1 + 1 + 3 + 2
+    runs = _batches(pg_db, "enc_runs", True, changes)
+    events = _batches(pg_db, "enc_events", False, changes)
+    assert sum(len(b.encoded.rows) for b in runs if b.encoded is not None) >= 10, "the runs went encoded"
+    assert all(b.encoded is None for b in events)
+
+    source = _source(pg_db)
+    try:
+        types = {name: struct_type_of(source.table_schema(name))[0] for name in ("public.small", "public.wide")}
+    finally:
+        source.close()
+    if query == "table":
+        row_type: Any = types["public.wide"]
+        make = lambda: EventRows("public.wide", row_type.fieldNames())  # noqa: E731
+    else:
+        row_type = T.StructType([T.StructField(name, t, True) for name, t in types.items()])
+        make = lambda: EventRows(None, None, {n: t.fieldNames() for n, t in types.items()})  # noqa: E731
+    schema = arrow_schema(event_schema(row_type))
+
+    def rows_of(batches: list[Any]) -> list[dict[str, Any]]:
+        reader, numbers = make(), iter(range(1, 1000))
+        parts = [c for b in batches if (c := reader.collect(b.events, lambda: next(numbers), b.encoded)) is not None]
+        return [{k: v for k, v in row.items() if k != "ts_ms"} for row in reader.arrow(parts, schema).to_pylist()]
+
+    want, got = rows_of(events), rows_of(runs)
+    assert len(want) == (5 if query == "table" else changes)
+    assert len({r["source"]["lsn"] for r in want}) == len(want)  # each row its own lsn
+    for ours, theirs in zip(got, want, strict=True):
+        assert _same(ours, theirs), (ours, theirs)

@@ -88,3 +88,50 @@ def test_fewer_rows_than_min_rows_stay_buffered() -> None:
         assert [row for piece in pieces for row in piece] == [(0,)] * 3 + [(1,)] * 4 and end == {"n": 1}
     finally:
         prefetch.stop(type("Source", (), {"stop": lambda self: None})())
+
+
+
+def _stream(*steps: tuple[float, Batch]) -> Any:
+    """Batches, each after its pause."""
+    import time
+
+    for pause, batch in steps:
+        time.sleep(pause)
+        yield batch
+
+
+def _take_once(stream: Any, sizes: dict[int, int], max_rows: int = 100) -> tuple[list[tuple], Any, float]:
+    """One trigger's take: its rows, its end, how long it waited."""
+    import time
+
+    prefetch = Prefetcher(stream, lambda b: [(b.offset["n"],)] * sizes[b.offset["n"]] or None,
+                          lambda parts: [row for part in parts for row in part],
+                          lambda b, _since: dict(b.offset) if sizes[b.offset["n"]] else None, max_rows)
+    try:
+        time.sleep(0.4)  # the first batches are read and handed over (GROUP_S) before the trigger
+        began = time.monotonic()
+        pieces, end = prefetch.take(wait_s=2)
+        return [row for piece in pieces for row in piece], end, time.monotonic() - began
+    finally:
+        prefetch.stop(type("Source", (), {"stop": lambda self: None})())
+
+
+def test_a_trigger_during_a_backlog_waits_for_the_source_to_catch_up() -> None:
+    """The source is still reading (its batches are not caught up): the trigger takes the backlog's rows
+    together once it caught up, not the first few alone (their MERGE would hold the rest back)."""
+    rows, end, waited = _take_once(_stream((0, Batch([], {"n": 0})), (0.3, Batch([], {"n": 1})),
+                                           (0.8, Batch([], {"n": 2}, caught_up=True))), {0: 3, 1: 0, 2: 4})
+    assert rows == [(0,)] * 3 + [(2,)] * 4 and end == {"n": 2} and waited > 0.3
+
+
+def test_a_trigger_takes_a_full_micro_batch_without_waiting_for_the_rest_of_the_backlog() -> None:
+    rows, end, waited = _take_once(_stream((0, Batch([], {"n": 0})), (0.3, Batch([], {"n": 1})),
+                                           (1.5, Batch([], {"n": 2}, caught_up=True))), {0: 8, 1: 0, 2: 4},
+                                   max_rows=8)
+    assert rows == [(0,)] * 8 and end == {"n": 0} and waited < 1
+
+
+def test_a_caught_up_source_is_not_waited_for() -> None:
+    rows, end, waited = _take_once(_stream((0, Batch([], {"n": 0}, caught_up=True)),
+                                           (1.5, Batch([], {"n": 1}, caught_up=True))), {0: 3, 1: 4})
+    assert rows == [(0,)] * 3 and end == {"n": 0} and waited < 1

@@ -145,7 +145,7 @@ class MySqlSource:
     @property
     def encoded_batches(self) -> bool:
         """With native_rows, an initial snapshot's rows also in batches the codec encoded (EncodedRows),
-        which only the engine takes: set by the pipeline; off without the compiled codec. A stream's rows events
+        which the engine and Spark's reader take: set by them; off without the compiled codec. A stream's rows events
         of inserts go in encoded batches too."""
         return self._snapshotter.encoded
 

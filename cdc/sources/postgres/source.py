@@ -155,8 +155,8 @@ class PostgresSource:
 
     @property
     def encoded_batches(self) -> bool:
-        """With native_rows, a snapshot's rows also in batches the codec encoded (EncodedRows), which only
-        the engine takes: set by the pipeline."""
+        """With native_rows, a snapshot's rows and the stream's runs also in batches the codec encoded
+        (EncodedRows), which the engine and Spark's reader take: set by them."""
         return self._rows.encoded
 
     @encoded_batches.setter
