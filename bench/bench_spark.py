@@ -6,9 +6,10 @@ The 10-million-step loop time of the machine is printed first (CPython's speed v
 machines of the same kind here): compare ratios, not rates, between runs.
 
 In one run, on the same scratch table (bench_postgres.TABLE, six columns):
-1. snapshot, at local[1] and local[2] (a Spark session each, in a child process): ROWS rows by
+1. snapshot, at local[1] and local[2] (a Spark session each, in a child process, warmed up first on a
+   1,000-row table, then both ways alternately --snapshot-runs times): ROWS rows by
    ``readStream.format("cdc")`` (snapshot in 2 x cores key chunks, read by the executors) ->
-   ``apply_changes`` (Delta MERGE), against ``spark.read.jdbc`` with ``partitionColumn``/
+   ``apply_changes`` (a new target: written, no MERGE), against ``spark.read.jdbc`` with ``partitionColumn``/
    ``numPartitions`` equal to the same number of chunks -> Delta; rows/s and the ratio, and the
    scaling from one core to two;
 2. streaming (local[2]): CHANGES updates, 1,000 per transaction, made after the snapshot, applied
@@ -18,9 +19,9 @@ In one run, on the same scratch table (bench_postgres.TABLE, six columns):
    by ``apply_changes``' own MERGE alone, with nothing else running.
 
 The foreachBatch function is ``apply_changes`` as a user calls it: the micro-batch is not cached
-first by the bench (a snapshot written by append reads its source once); the rows of each
-micro-batch are counted from the query's progress. Streamed micro-batches are cached and counted
-first, so each one's read and its MERGE are timed apart.
+first by the bench; the rows of each micro-batch are counted from the query's progress. Each MERGE's
+begin and end are printed with each micro-batch's: the time between a batch's begin and its MERGE's
+is its reading (and summing up) in Spark.
 """
 from __future__ import annotations
 
@@ -46,13 +47,67 @@ MAX_ROWS_PER_BATCH = [300_000]  # --max-rows-per-batch
 MIN_ROWS_PER_BATCH = [0]  # --min-rows-per-batch (with maxTriggerDelay 5s)
 
 
-def _reader(spark: Any, props: dict[str, str], slot: str, chunk_rows: int) -> Any:
-    reader = spark.readStream.format("cdc").option("source", "postgres").option("table", "public.bench")
+def _reader(spark: Any, props: dict[str, str], slot: str, chunk_rows: int, table: str = "public.bench") -> Any:
+    reader = spark.readStream.format("cdc").option("source", "postgres").option("table", table)
     for key in ("database.hostname", "database.port", "database.user", "database.dbname"):
         reader = reader.option(key, props[key])
     return (reader.option("slot.name", slot).option("publication.name", slot)
             .option("snapshotChunkRows", str(chunk_rows)).option("maxRowsPerBatch", str(MAX_ROWS_PER_BATCH[0]))
             .option("minRowsPerBatch", str(MIN_ROWS_PER_BATCH[0])).option("maxTriggerDelay", "5s"))
+
+
+class Applied:
+    """A query's foreachBatch (``apply_changes`` into ``target``, as a user calls it: the micro-batch is
+    not cached first) and what it applied: each micro-batch's rows (from the query's progress) and when
+    its apply began and ended."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.stamps: dict[int, tuple[float, float]] = {}
+        self.seen: dict[int, int] = {}
+
+    def __call__(self, batch: Any, batch_id: int) -> None:
+        from cdc.spark.apply import apply_changes
+
+        began = time.perf_counter()
+        apply_changes(batch, self.target, ["id"], format="delta")
+        self.stamps[batch_id] = (began, time.perf_counter())
+
+    def rows(self, query: Any) -> int:
+        for progress in query.recentProgress:
+            if progress["batchId"] in self.stamps:
+                self.seen[progress["batchId"]] = int(progress["numInputRows"])
+        if not query.isActive:
+            raise RuntimeError(f"the query stopped: {query.exception()}")
+        return sum(self.seen.values())
+
+    def wait_for(self, query: Any, total: int) -> float:
+        """Waits until ``total`` rows were applied in all; when the last of them was."""
+        while self.rows(query) < total:
+            time.sleep(0.1)
+        return max(self.stamps[b][1] for b in self.seen)
+
+
+def _jdbc_seconds(spark: Any, props: dict[str, str], table: str, rows: int, chunks: int, target: str) -> float:
+    url = f"jdbc:postgresql://{props['database.hostname']}:{props['database.port']}/{props['database.dbname']}"
+    started = time.perf_counter()
+    (spark.read.format("jdbc").option("url", url).option("dbtable", table).option("user", props["database.user"])
+     .option("driver", "org.postgresql.Driver").option("fetchsize", "10000")
+     .option("partitionColumn", "id").option("lowerBound", "1").option("upperBound", str(rows))
+     .option("numPartitions", str(chunks)).load()
+     .write.format("delta").save(target))
+    return time.perf_counter() - started
+
+
+def _snapshot(spark: Any, props: dict[str, str], table: str, rows: int, chunks: int, slot: str,
+              tmp: str) -> tuple[Any, Applied, float]:
+    """format("cdc") of ``table`` into a new Delta target: the query (still running), its foreachBatch,
+    and the seconds from its start to the last snapshot row applied."""
+    applied = Applied(f"{tmp}/{slot}")
+    started = time.perf_counter()
+    query = (_reader(spark, props, slot, -(-rows // chunks), table).load().writeStream.foreachBatch(applied)
+             .option("checkpointLocation", f"{tmp}/{slot}_ck").trigger(processingTime="1 second").start())
+    return query, applied, applied.wait_for(query, rows) - started
 
 
 def merge_alone(spark: Any, target: str, changes: int, merge: Any) -> float:
@@ -75,107 +130,85 @@ def merge_alone(spark: Any, target: str, changes: int, merge: Any) -> float:
     return changes / (time.perf_counter() - started)
 
 
-def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int) -> dict[str, Any]:
-    """In this process: one Spark session at ``master``; jdbc, then ours (then, optionally, streaming)."""
+def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int, runs: int) -> dict[str, Any]:
+    """In this process: one Spark session at ``master``. First a warm-up of both ways on a 1,000-row
+    table (a session's first Delta write and first Python data source pay their start-up: seconds),
+    then jdbc and ours alternately ``runs`` times, then (optionally) streaming into ours' last target."""
     from cdc.spark import local_session, register
-    from cdc.spark.apply import apply_changes
 
     cores = int(master.removeprefix("local").strip("[]") or 1)
     chunks = 2 * cores
     spark = local_session("cdc-bench", conf={"spark.master": master, "spark.sql.shuffle.partitions": str(cores)})
     register(spark)
-    out: dict[str, Any] = {"master": master, "chunks": chunks}
+    out: dict[str, Any] = {"master": master, "chunks": chunks, "jdbc_rows_s": [], "cdc_rows_s": []}
+    with psycopg.connect(props["dsn"], autocommit=True) as conn:
+        conn.execute(f"CREATE TABLE warm_{cores} AS SELECT * FROM bench WHERE id <= 1000")
+        conn.execute(f"ALTER TABLE warm_{cores} ADD PRIMARY KEY (id)")
     with tempfile.TemporaryDirectory() as tmp:
-        url = f"jdbc:postgresql://{props['database.hostname']}:{props['database.port']}/{props['database.dbname']}"
-        started = time.perf_counter()
-        (spark.read.format("jdbc").option("url", url).option("dbtable", "bench").option("user", props["database.user"])
-         .option("driver", "org.postgresql.Driver").option("fetchsize", "10000")
-         .option("partitionColumn", "id").option("lowerBound", "1").option("upperBound", str(rows))
-         .option("numPartitions", str(chunks)).load()
-         .write.format("delta").save(f"{tmp}/jdbc"))
-        out["jdbc_rows_s"] = rows / (time.perf_counter() - started)
-
-        stamps: dict[int, tuple[float, float, float]] = {}  # batch id -> began, read (counted), applied
-        streaming = [False]  # streamed micro-batches are cached and counted first (timed apart from the MERGE)
-
-        from cdc.spark import apply as applying
-        merge_s: list[float] = []  # each MERGE's own time (inside apply_changes)
-        merge = applying._merge_delta_scd1
-
-        def timed_merge(*args: Any, **kwargs: Any) -> None:
-            began = time.perf_counter()
-            merge(*args, **kwargs)
-            merge_s.append(round(time.perf_counter() - began, 1))
-        applying._merge_delta_scd1 = timed_merge
-
-        def apply(batch: Any, batch_id: int) -> None:
-            began = counted = time.perf_counter()
-            if streaming[0]:
-                batch = batch.persist()  # counted here, then applied: the source is read once
-                batch.count()
-                counted = time.perf_counter()
-            apply_changes(batch, f"{tmp}/target", ["id"], format="delta")
-            if streaming[0]:
-                batch.unpersist()
-            stamps[batch_id] = (began, counted, time.perf_counter())
-
-        seen: dict[int, int] = {}  # batch id -> rows, from the query's progress
-
-        def applied_rows(query: Any) -> int:
-            for progress in query.recentProgress:
-                if progress["batchId"] in stamps:
-                    seen[progress["batchId"]] = int(progress["numInputRows"])
-            if not query.isActive:
-                raise RuntimeError(f"the query stopped: {query.exception()}")
-            return sum(seen.values())
-
-        def wait_for(query: Any, total: int) -> float:
-            """Waits until ``total`` rows were applied in all; when the last of them was."""
-            while applied_rows(query) < total:
-                time.sleep(0.1)
-            return max(stamps[b][2] for b in seen)
-
-        slot = f"bench_{cores}"
-        started = time.perf_counter()
-        query = (_reader(spark, props, slot, -(-rows // chunks)).load().writeStream.foreachBatch(apply)
-                 .option("checkpointLocation", f"{tmp}/ck").trigger(processingTime="1 second").start())
-        out["cdc_rows_s"] = rows / (wait_for(query, rows) - started)
-        out["batches"] = [(b, seen[b], round(stamps[b][2] - started, 1)) for b in sorted(seen)]
-        out["target_rows"] = spark.read.format("delta").load(f"{tmp}/target").count()
-        streaming[0] = True
+        _jdbc_seconds(spark, props, f"warm_{cores}", 1000, chunks, f"{tmp}/jdbc_warm")
+        _snapshot(spark, props, f"public.warm_{cores}", 1000, chunks, f"warm_{cores}", tmp)[0].stop()
+        for run in range(runs):
+            out["jdbc_rows_s"].append(rows / _jdbc_seconds(spark, props, "bench", rows, chunks, f"{tmp}/jdbc{run}"))
+            query, applied, seconds = _snapshot(spark, props, "public.bench", rows, chunks, f"bench_{cores}_{run}", tmp)
+            out["cdc_rows_s"].append(rows / seconds)
+            out["batches"] = [(b, applied.seen[b], round(applied.stamps[b][1] - applied.stamps[b][0], 1))
+                              for b in sorted(applied.seen)]
+            out["target_rows"] = spark.read.format("delta").load(applied.target).count()
+            if run < runs - 1:
+                query.stop()
         if changes:
-            # The session's first MERGE compiles its code paths (5-9 s here, once per session): 1,000
-            # updates beyond the measured ones go first, and their time is printed on its own.
-            warm = applied_rows(query)
-            started = time.perf_counter()
-            with psycopg.connect(props["dsn"], autocommit=True) as conn:
-                conn.execute("UPDATE bench SET note = 'warm-up' WHERE id > %s AND id <= %s", (changes, changes + 1000))
-            out["warm_up_s"] = round(wait_for(query, warm + 1000) - started, 1)
-            before = applied_rows(query)
-            merges_before = len(merge_s)
-            started = time.perf_counter()
-
-            def update() -> None:
-                with psycopg.connect(props["dsn"], autocommit=True) as conn:
-                    for first in range(1, changes + 1, 1000):
-                        conn.execute("UPDATE bench SET note = 'changed' WHERE id BETWEEN %s AND %s",
-                                     (first, first + 999))
-                out["writer_s"] = round(time.perf_counter() - started, 1)
-            writer = threading.Thread(target=update)
-            writer.start()
-            done = wait_for(query, before + changes)
-            writer.join()
-            out["streaming_changes_s"] = changes / (done - started)
-            # per micro-batch: id, rows, when its apply began, when the batch was read (counted), when applied
-            out["streaming_batches"] = [(b, seen[b], *(round(t - started, 1) for t in stamps[b]))
-                                        for b in sorted(seen) if stamps[b][2] > started]
-            out["merge_s"] = merge_s[merges_before:]
-            out["changed_in_target"] = (spark.read.format("delta").load(f"{tmp}/target")
-                                        .where("note = 'changed'").count())
+            out.update(_streaming(spark, props, query, applied, changes))
         query.stop()
         if changes:
-            out["merge_alone_changes_s"] = merge_alone(spark, f"{tmp}/target", changes, merge)
+            from cdc.spark import apply as applying
+            out["merge_alone_changes_s"] = merge_alone(spark, applied.target, changes, applying._merge_delta_scd1)
     spark.stop()
+    return out
+
+
+def _streaming(spark: Any, props: dict[str, str], query: Any, applied: Applied, changes: int) -> dict[str, Any]:
+    """``changes`` updates, 1,000 a transaction, through the running query: changes/s from the first
+    update to the last applied change, and each micro-batch's times."""
+    from cdc.spark import apply as applying
+
+    out: dict[str, Any] = {}
+    merges: list[tuple[float, float]] = []  # each MERGE's begin and end (inside apply_changes)
+    merge = applying._merge_delta_scd1
+
+    def timed_merge(*args: Any, **kwargs: Any) -> None:
+        began = time.perf_counter()
+        merge(*args, **kwargs)
+        merges.append((began, time.perf_counter()))
+    applying._merge_delta_scd1 = timed_merge
+    try:
+        # The session's first MERGE compiles its code paths (5-9 s here, once per session): 1,000
+        # updates beyond the measured ones go first, and their time is printed on its own.
+        warm = applied.rows(query)
+        started = time.perf_counter()
+        with psycopg.connect(props["dsn"], autocommit=True) as conn:
+            conn.execute("UPDATE bench SET note = 'warm-up' WHERE id > %s AND id <= %s", (changes, changes + 1000))
+        out["warm_up_s"] = round(applied.wait_for(query, warm + 1000) - started, 1)
+        before = applied.rows(query)
+        started = time.perf_counter()
+
+        def update() -> None:
+            with psycopg.connect(props["dsn"], autocommit=True) as conn:
+                for first in range(1, changes + 1, 1000):
+                    conn.execute("UPDATE bench SET note = 'changed' WHERE id BETWEEN %s AND %s", (first, first + 999))
+            out["writer_s"] = round(time.perf_counter() - started, 1)
+        writer = threading.Thread(target=update)
+        writer.start()
+        done = applied.wait_for(query, before + changes)
+        writer.join()
+    finally:
+        applying._merge_delta_scd1 = merge
+    out["streaming_changes_s"] = changes / (done - started)
+    # per micro-batch: id, rows, when its apply began, when it was applied; each MERGE's begin and end
+    # (between a batch's begin and its MERGE's, the batch is read and summed up)
+    out["streaming_batches"] = [(b, applied.seen[b], *(round(t - started, 1) for t in applied.stamps[b]))
+                                for b in sorted(applied.seen) if applied.stamps[b][1] > started]
+    out["merges"] = [(round(began - started, 1), round(end - started, 1)) for began, end in merges if began > started]
+    out["changed_in_target"] = spark.read.format("delta").load(applied.target).where("note = 'changed'").count()
     return out
 
 
@@ -184,6 +217,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--changes", type=int, default=200_000)
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--snapshot-runs", type=int, default=2,
+                        help="jdbc and ours alternately, this many times each, in each Spark session")
     parser.add_argument("--max-rows-per-batch", type=int, default=300_000,
                         help="the reader's maxRowsPerBatch (a MERGE costs about 3 s whatever its size)")
     parser.add_argument("--min-rows-per-batch", type=int, default=0,
@@ -195,7 +230,7 @@ def main() -> None:
     MIN_ROWS_PER_BATCH[0] = args.min_rows_per_batch
     if args.child:
         master, props = args.child.split(" ", 1)
-        print(json.dumps(run_snapshot(json.loads(props), args.rows, master, args.changes)))
+        print(json.dumps(run_snapshot(json.loads(props), args.rows, master, args.changes, args.snapshot_runs)))
         return
     print(f"python {sys.version.split()[0]}; 10-million-step loop: {loop_seconds():.2f} s; code at {ROOT}")
     for run in range(args.runs):
@@ -211,6 +246,7 @@ def main() -> None:
                 child = subprocess.run([sys.executable, __file__, "--rows", str(args.rows), "--changes", str(changes),
                                         "--max-rows-per-batch", str(args.max_rows_per_batch),
                                         "--min-rows-per-batch", str(args.min_rows_per_batch),
+                                        "--snapshot-runs", str(args.snapshot_runs),
                                         "--child", f"{master} {json.dumps(props)}"],
                                        capture_output=True, text=True, check=False)
                 if child.returncode != 0:
@@ -221,25 +257,32 @@ def main() -> None:
             one = results.get("local[1]")
             for r in (one, two) if one else (two,):
                 assert r["target_rows"] == args.rows, r
-                print(f"run {run + 1} {r['master']}: snapshot {args.rows:,} rows in {r['chunks']} chunks -> Delta: "
-                      f"cdc {r['cdc_rows_s']:,.0f} rows/s, spark.read.jdbc {r['jdbc_rows_s']:,.0f} rows/s, "
-                      f"ratio {r['cdc_rows_s'] / r['jdbc_rows_s']:.2f}; "
+                ratios = [c / j for c, j in zip(r["cdc_rows_s"], r["jdbc_rows_s"], strict=True)]
+                print(f"run {run + 1} {r['master']}: snapshot {args.rows:,} rows in {r['chunks']} chunks -> Delta, "
+                      f"alternately after a warm-up: cdc {_range(r['cdc_rows_s'])} rows/s, spark.read.jdbc "
+                      f"{_range(r['jdbc_rows_s'])} rows/s, ratio {_range(ratios, '.2f')}; "
                       f"micro-batches (id, rows, s): {r['batches'][:4]}")
             if one:
-                print(f"run {run + 1}: scaling local[1] -> local[2]: cdc {two['cdc_rows_s'] / one['cdc_rows_s']:.2f}x, "
-                      f"jdbc {two['jdbc_rows_s'] / one['jdbc_rows_s']:.2f}x")
+                print(f"run {run + 1}: scaling local[1] -> local[2] (best of each): cdc "
+                      f"{max(two['cdc_rows_s']) / max(one['cdc_rows_s']):.2f}x, "
+                      f"jdbc {max(two['jdbc_rows_s']) / max(one['jdbc_rows_s']):.2f}x")
             if args.changes:
                 assert two["changed_in_target"] == args.changes, two
                 print(f"run {run + 1} local[2]: streaming {args.changes:,} changes applied (Delta MERGE) at "
                       f"{two['streaming_changes_s']:,.0f} changes/s (the writer took {two['writer_s']} s; "
                       f"before them, 1,000 "
                       f"updates took {two['warm_up_s']} s: the session's first MERGE); "
-                      f"micro-batches (id, rows, apply began, read, applied; s): {two['streaming_batches']}; "
-                      f"of which the MERGEs: {two['merge_s']} s")
+                      f"micro-batches (id, rows, apply began, applied; s): {two['streaming_batches']}; "
+                      f"their MERGEs (began, ended; s): {two['merges']}")
                 print(f"run {run + 1} local[2]: the same {args.changes:,} updates by the MERGE alone (batches of "
                       f"{args.max_rows_per_batch:,} taken from the target, nothing else running): "
                       f"{two['merge_alone_changes_s']:,.0f} changes/s; streaming end to end / MERGE alone: "
                       f"{two['streaming_changes_s'] / two['merge_alone_changes_s']:.2f}")
+
+
+def _range(values: list[float], form: str = ",.0f") -> str:
+    low, high = min(values), max(values)
+    return f"{low:{form}}" if f"{low:{form}}" == f"{high:{form}}" else f"{low:{form}}-{high:{form}}"
 
 
 if __name__ == "__main__":

@@ -81,37 +81,40 @@ def apply_changes(
         raise ValueError("scd_type must be 1 or 2")
     spark = events.sparkSession
     fmt = format or ("delta" if delta_available(spark) else "parquet")
-    events = events.persist()  # read several times below (Delta's MERGE reads its source twice)
+    after_type = events.schema["after"].dataType
+    assert isinstance(after_type, T.StructType)
+    columns = [f.name for f in after_type.fields]
+    missing = [k for k in keys if k not in columns]
+    if missing:
+        raise ValueError(f"key columns {missing} are not columns of the events ({columns})")
+    # The events flattened into the table's columns once, and cached as such: read several times below
+    # (Delta's MERGE reads its source twice). Cached flat, not as the events' nested structs, which
+    # Spark's cache stores row by row (measured: 1,000,000 snapshot rows cached in 6.5 s, flat in far less).
+    flat = events.select(
+        *[F.coalesce(F.col(f"after.`{k}`"), F.col(f"before.`{k}`")).alias(k) for k in keys],
+        *[F.col(f"after.`{c}`").alias(c) for c in columns if c not in keys],
+        F.col("op").alias("_op"), F.col(sequence_by).alias("_seq"),
+    ).persist()
     try:
         # One pass says what the batch holds: empty, where its last truncate is, snapshot rows only.
-        after_type = events.schema["after"].dataType
-        assert isinstance(after_type, T.StructType)
-        columns = [f.name for f in after_type.fields]
-        missing = [k for k in keys if k not in columns]
-        if missing:
-            raise ValueError(f"key columns {missing} are not columns of the events ({columns})")
-        first_key = F.coalesce(F.col(f"after.`{keys[0]}`"), F.col(f"before.`{keys[0]}`"))
-        summary = events.agg(F.count(F.lit(1)).alias("rows"),
-                             F.max(F.when(F.col("op") == "t", F.col(sequence_by))).alias("truncated_at"),
-                             F.sum(F.when(F.col("op") != "r", 1).otherwise(0)).alias("changes"),
-                             F.min(first_key).alias("low"), F.max(first_key).alias("high"),
-                             F.sum(F.when(first_key.isNull(), 1).otherwise(0)).alias("null_keys")).first()
+        first_key = F.col(f"`{keys[0]}`")
+        summary = flat.agg(F.count(F.lit(1)).alias("rows"),
+                           F.max(F.when(F.col("_op") == "t", F.col("_seq"))).alias("truncated_at"),
+                           F.sum(F.when(F.col("_op") != "r", 1).otherwise(0)).alias("changes"),
+                           F.min(first_key).alias("low"), F.max(first_key).alias("high"),
+                           F.sum(F.when(first_key.isNull(), 1).otherwise(0)).alias("null_keys")).first()
         if summary is None or not summary["rows"]:
             return
         truncated_at = summary["truncated_at"]
         # A snapshot's rows hold each key once: no need to find the latest event per key.
         snapshot_only = not summary["changes"]
+        changes = flat
         if truncated_at is not None:
             _truncate(spark, target, fmt, scd_type, truncated_at)
-            events = events.where(F.col(sequence_by) > truncated_at)
-        changes = events.where(F.col("op").isin("c", "u", "d", "r"))
-        flat = changes.select(
-            *[F.coalesce(F.col(f"after.{k}"), F.col(f"before.{k}")).alias(k) for k in keys],
-            *[F.col(f"after.{c}").alias(c) for c in columns if c not in keys],
-            F.col("op").alias("_op"), F.col(sequence_by).alias("_seq"),
-        )
+            changes = changes.where(F.col("_seq") > truncated_at)
+        changes = changes.where(F.col("_op").isin("c", "u", "d", "r"))
         if scd_type == 1:
-            latest = flat if snapshot_only else flat.withColumn("_rn", F.row_number().over(
+            latest = changes if snapshot_only else changes.withColumn("_rn", F.row_number().over(
                 Window.partitionBy(*keys).orderBy(F.col("_seq").desc()))).where("_rn = 1").drop("_rn")
             if fmt == "delta":
                 key_range = (summary["low"], summary["high"]) if not summary["null_keys"] else (None, None)
@@ -119,9 +122,9 @@ def apply_changes(
             else:
                 _merge_parquet_scd1(spark, target, latest, keys, columns)
         else:
-            (_merge_delta_scd2 if fmt == "delta" else _merge_parquet_scd2)(spark, target, flat, keys, columns)
+            (_merge_delta_scd2 if fmt == "delta" else _merge_parquet_scd2)(spark, target, changes, keys, columns)
     finally:
-        events.unpersist()
+        flat.unpersist()
 
 
 # ---- Delta ------------------------------------------------------------------------------------

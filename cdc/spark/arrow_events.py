@@ -51,8 +51,7 @@ def concatenated(batches: list[pa.RecordBatch | None], schema: pa.Schema) -> lis
 
 
 def _constant(value: Any, count: int, type_: pa.DataType) -> pa.Array:
-    return pa.array([value], type=type_).take(pa.array([0] * count, type=pa.int32())) if count else \
-        pa.array([], type=type_)
+    return pa.repeat(pa.scalar(value, type=type_), count)
 
 
 def snapshot_batches(after: pa.Table, schema: pa.Schema, source: dict[str, Any], ts_ms: int,

@@ -236,3 +236,36 @@ def test_encoded_runs_give_the_rows_of_the_event_path(pg_db: dict[str, str], que
     assert len({r["source"]["lsn"] for r in want}) == len(want)  # each row its own lsn
     for ours, theirs in zip(got, want, strict=True):
         assert _same(ours, theirs), (ours, theirs)
+
+
+def test_a_transaction_of_runs_hands_over_its_committed_offset_when_the_stream_drains(
+        pg_db: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A transaction whose rows all went in a run leaves no event at its COMMIT: the offset after it
+    (where Spark's micro-batch may end, and the source says it caught up) still goes out when the
+    socket drains, not only when the stream has been idle (here made 60 s)."""
+    from cdc.sources.postgres import streamer
+
+    monkeypatch.setattr(streamer, "IDLE_S", 60)
+    sql(pg_db, "CREATE TABLE small (id int PRIMARY KEY, name text)")
+    with psycopg.connect(pg_db["dsn"], autocommit=True) as conn:
+        conn.execute("CREATE PUBLICATION enc_pub FOR TABLE small")
+        conn.execute("SELECT pg_create_logical_replication_slot('enc_commit', 'pgoutput')")
+        conn.execute("INSERT INTO small SELECT g, 'n' || g FROM generate_series(1, 5) g")
+    source = _source(pg_db, **{"slot.name": "enc_commit", "publication.name": "enc_pub", "snapshot.mode": "no_data",
+                               "slot.takeover": "true"})
+    source.native_rows = source.encoded_batches = True
+    began = time.monotonic()
+    seen: list[Any] = []
+    try:
+        for batch in source.stream(None):
+            seen.append(batch)
+            if batch.caught_up and any(b.encoded is not None for b in seen):
+                break
+            assert time.monotonic() - began < 30, seen
+    finally:
+        source.stop()
+        source.close()
+    assert [len(b.encoded.rows) for b in seen if b.encoded is not None] == [5]
+    last = seen[-1]
+    assert last.offset is not None and "lsn_proc" not in last.offset and last.encoded is None
+    assert time.monotonic() - began < 30

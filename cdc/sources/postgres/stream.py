@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from cdc.core import connect
 from cdc.core.connect import ConnectSchema
@@ -119,6 +119,17 @@ class MessageEvents:
                            context_headers=False)
 
 
+class Segment(NamedTuple):
+    """A run of rows encoded in one call (``encoded``), the events before it, and the position after it;
+    ``committed``: how many of those events end with a COMMIT, and the position after that COMMIT (where
+    a bounded reader, Spark's micro-batches, may end), when they do."""
+
+    before: list[ChangeEvent]
+    encoded: EncodedRows
+    position: PgPosition
+    committed: tuple[int, PgPosition] | None
+
+
 class ChangeStream:
     def __init__(self, *, resume: PgPosition, prefix: str, dbname: str, emitter: ChangeEmitter,
                  relations: dict[int, TableState | None], describe: Callable[[po.Relation], TableState | None],
@@ -150,7 +161,7 @@ class ChangeStream:
         self.max_run = max_run
         self.run: EncodedRun | None = None
         # Runs ended, each with the events before it and the position after it, for the streamer to hand over.
-        self.segments: list[tuple[list[ChangeEvent], EncodedRows, PgPosition]] = []
+        self.segments: list[Segment] = []
 
     # ---- positions -----------------------------------------------------------------------------
 
@@ -237,12 +248,14 @@ class ChangeStream:
             for payload, lsn in zip(run.payloads, run.lsns, strict=True):
                 self._on_row(po.decode(payload), lsn, events)  # type: ignore[arg-type]
             return
-        self.segments.append((list(events), encoded, self.position(inside=True)))
+        committed = None
         if self.last_commit is not None and self.last_commit[0] is events:
-            self.last_commit = None  # its count was of the events that left
+            committed = self.last_commit[1:]  # the events up to a COMMIT, with the position after it
+            self.last_commit = None  # its count was of the events that leave now
+        self.segments.append(Segment(list(events), encoded, self.position(inside=True), committed))
         events.clear()
 
-    def take_segments(self) -> list[tuple[list[ChangeEvent], EncodedRows, PgPosition]]:
+    def take_segments(self) -> list[Segment]:
         segments, self.segments = self.segments, []
         return segments
 

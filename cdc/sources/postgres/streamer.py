@@ -88,6 +88,7 @@ class Streamer:
         self._stream: ReplicationStream | None = None
         self._changes: ChangeStream | None = None
         self._position: dict[str, Any] | None = None  # offset after the last event handed out
+        self._inside_run = False  # the last batch handed out ended inside a run's transaction
 
     @property
     def streaming(self) -> bool:
@@ -161,10 +162,16 @@ class Streamer:
                     return
 
     def _handover_runs(self, changes: ChangeStream) -> Iterator[Batch]:
-        """The runs of rows encoded in one call, each after the events before it, with the position after it."""
-        for before, encoded, position in changes.take_segments():
+        """The runs of rows encoded in one call, each after the events before it, with the position after
+        it; those events up to their last COMMIT go first, with its offset, as in _handover_inside."""
+        for before, encoded, position, committed in changes.take_segments():
+            if committed is not None and committed[0] and not self._signals.busy:
+                count, at = committed
+                yield self._handover(before[:count], at)
+                before = before[count:]
             batch = self._handover(before, position)
             batch.encoded = encoded
+            self._inside_run = True  # the position handed over is inside the run's transaction
             yield batch
 
     def _between_messages(self, events: list[ChangeEvent], *, idle: bool) -> Iterator[Batch]:
@@ -186,7 +193,7 @@ class Streamer:
             yield from self._signals.blocking_snapshots(changes.committed_lsn, stream.maybe_send_status)
         if between:
             self._signals.between_transactions(changes.committed_lsn, stream.received_lsn, events, where)
-        if events or idle:
+        if events or idle or self._inside_run:  # (after a run, a COMMIT leaves no event: its position goes)
             *first, batch = self._handover_inside(events, changes)
             yield from first
             batch.caught_up = between
@@ -209,6 +216,7 @@ class Streamer:
     def _handover(self, events: list[ChangeEvent], position: PgPosition) -> Batch:
         assert self._server is not None
         offset = position.to_offset()
+        self._inside_run = False
         self._signals.state(offset)
         self._server.stamp(offset)
         self._position = offset
