@@ -146,10 +146,12 @@ def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int, ru
         conn.execute(f"ALTER TABLE warm_{cores} ADD PRIMARY KEY (id)")
     with tempfile.TemporaryDirectory() as tmp:
         _jdbc_seconds(spark, props, f"warm_{cores}", 1000, chunks, f"{tmp}/jdbc_warm")
-        _snapshot(spark, props, f"public.warm_{cores}", 1000, chunks, f"warm_{cores}", tmp)[0].stop()
+        tag = props["database.dbname"].removeprefix("bench_")  # slots are the server's: one name per run
+        _snapshot(spark, props, f"public.warm_{cores}", 1000, chunks, f"warm_{cores}_{tag}", tmp)[0].stop()
         for run in range(runs):
             out["jdbc_rows_s"].append(rows / _jdbc_seconds(spark, props, "bench", rows, chunks, f"{tmp}/jdbc{run}"))
-            query, applied, seconds = _snapshot(spark, props, "public.bench", rows, chunks, f"bench_{cores}_{run}", tmp)
+            slot = f"bench_{cores}_{run}_{tag}"
+            query, applied, seconds = _snapshot(spark, props, "public.bench", rows, chunks, slot, tmp)
             out["cdc_rows_s"].append(rows / seconds)
             out["batches"] = [(b, applied.seen[b], round(applied.stamps[b][1] - applied.stamps[b][0], 1))
                               for b in sorted(applied.seen)]

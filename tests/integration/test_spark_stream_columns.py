@@ -269,3 +269,26 @@ def test_a_transaction_of_runs_hands_over_its_committed_offset_when_the_stream_d
     last = seen[-1]
     assert last.offset is not None and "lsn_proc" not in last.offset and last.encoded is None
     assert time.monotonic() - began < 30
+
+
+def test_consecutive_transactions_of_runs_each_end_with_a_committed_offset(pg_db: dict[str, str]) -> None:
+    """Transactions whose rows all went in runs, read back to back: each one's committed offset goes
+    out between its run and the next, so Spark's micro-batches can end at every transaction (not only
+    where the socket happened to drain) and stay within maxRowsPerBatch."""
+    sql(pg_db, "CREATE TABLE small (id int PRIMARY KEY, name text)")
+    with psycopg.connect(pg_db["dsn"], autocommit=True) as conn:
+        conn.execute("CREATE PUBLICATION enc_pub FOR TABLE small")
+        conn.execute("SELECT pg_create_logical_replication_slot('enc_each', 'pgoutput')")
+        for first in range(1, 40, 10):
+            conn.execute(f"INSERT INTO small SELECT g, 'n' || g FROM generate_series({first}, {first + 9}) g")
+    batches = _batches(pg_db, "enc_each", True, 40)
+    rows = [len(b.encoded.rows) for b in batches if b.encoded is not None]
+    assert sum(rows) == 40  # (a transaction's rows may come in two runs, where the socket drained)
+    transaction = None
+    for batch in batches:
+        if batch.encoded is not None:
+            tx = batch.offset["txId"]
+            assert transaction in (None, tx), f"transaction {tx}'s run came before {transaction}'s committed offset"
+            transaction = tx
+        elif batch.offset is not None and "lsn_proc" not in batch.offset:
+            transaction = None  # committed: a micro-batch may end here

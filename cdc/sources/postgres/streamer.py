@@ -163,9 +163,10 @@ class Streamer:
 
     def _handover_runs(self, changes: ChangeStream) -> Iterator[Batch]:
         """The runs of rows encoded in one call, each after the events before it, with the position after
-        it; those events up to their last COMMIT go first, with its offset, as in _handover_inside."""
+        it; those events up to their last COMMIT go first, with its offset, as in _handover_inside (none,
+        when the COMMIT ended a run: the offset alone, where Spark's micro-batch may end)."""
         for before, encoded, position, committed in changes.take_segments():
-            if committed is not None and committed[0] and not self._signals.busy:
+            if committed is not None and not self._signals.busy:
                 count, at = committed
                 yield self._handover(before[:count], at)
                 before = before[count:]
@@ -193,7 +194,7 @@ class Streamer:
             yield from self._signals.blocking_snapshots(changes.committed_lsn, stream.maybe_send_status)
         if between:
             self._signals.between_transactions(changes.committed_lsn, stream.received_lsn, events, where)
-        if events or idle or self._inside_run:  # (after a run, a COMMIT leaves no event: its position goes)
+        if events or idle or (self._inside_run and between):  # (a COMMIT after a run leaves no event)
             *first, batch = self._handover_inside(events, changes)
             yield from first
             batch.caught_up = between
