@@ -37,6 +37,13 @@ def _json_of(row: Any) -> bytes | None:
     return row.json if isinstance(row, NativeRow) else _dumps(row)
 
 
+def _value_of(row: Any) -> Any:
+    """A row as the per-value converters take it: a dict (or None), parsed from its JSON if need be."""
+    if row is None or isinstance(row, dict):
+        return row
+    return _loads(row if isinstance(row, bytes) else row.json)
+
+
 def arrow_schema(schema: T.StructType) -> pa.Schema:
     return to_arrow_schema(schema, timezone="UTC")
 
@@ -93,8 +100,8 @@ def snapshot_batches(after: pa.Table, schema: pa.Schema, source: dict[str, Any],
 @dataclass
 class Collected:
     """Events' rows as lists, one per column of ``event_schema``, not converted yet: rows as the
-    events hold them (dicts, codec rows, an encoded batch's JSON, None), each with its converter; a transaction's events
-    share one source block, stored once (``source_index``)."""
+    events hold them (dicts, codec rows, an encoded batch's JSON, None), each with its converter; a
+    transaction's events share one source block, stored once (``source_index``)."""
 
     ops: list[str] = list_field(default_factory=list)
     befores: list[Any] = list_field(default_factory=list)
@@ -279,8 +286,7 @@ class EventRows:
                 return reader([_json_of(r) for r in rows])
             except (ColumnarUnfit, TypeError) as exc:  # TypeError: a value orjson cannot write
                 log.debug("rows of %s converted value by value: %s", self.table, exc)
-        return pa.array([convert_one(_loads(r) if isinstance(r, bytes) else _loads(r.json) if isinstance(r, NativeRow)
-                                     else r)
+        return pa.array([convert_one(_value_of(r))
                          for convert_one, r in zip(converters, rows, strict=True)], type=row_type)
 
     def _json_reader(self, row_type: pa.DataType) -> Callable[[list[bytes | None]], pa.Array] | None:

@@ -265,7 +265,7 @@ def test_a_transaction_of_runs_hands_over_its_committed_offset_when_the_stream_d
     finally:
         source.stop()
         source.close()
-    assert [len(b.encoded.rows) for b in seen if b.encoded is not None] == [5]
+    assert sum(len(b.encoded.rows) for b in seen if b.encoded is not None) == 5  # (in two runs if the socket drained)
     last = seen[-1]
     assert last.offset is not None and "lsn_proc" not in last.offset and last.encoded is None
     assert time.monotonic() - began < 30

@@ -169,6 +169,11 @@ class ChangeStream:
     def in_transaction(self) -> bool:
         return self.tx.open
 
+    @property
+    def at_commit(self) -> bool:
+        """Whether no change of an open transaction came yet: the position is after the last COMMIT."""
+        return not self.tx.open or self.tx.last_change is None
+
     def position(self, inside: bool = False) -> PgPosition:
         """Where a batch handed out now ends: after the last whole transaction, or (``inside``) after
         the last change of the open one."""

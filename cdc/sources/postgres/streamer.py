@@ -194,7 +194,7 @@ class Streamer:
             yield from self._signals.blocking_snapshots(changes.committed_lsn, stream.maybe_send_status)
         if between:
             self._signals.between_transactions(changes.committed_lsn, stream.received_lsn, events, where)
-        if events or idle or (self._inside_run and between):  # (a COMMIT after a run leaves no event)
+        if events or idle or (self._inside_run and changes.at_commit):  # (a COMMIT after a run leaves no event)
             *first, batch = self._handover_inside(events, changes)
             yield from first
             batch.caught_up = between
