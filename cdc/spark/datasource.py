@@ -43,7 +43,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Config
 from cdc.core.errors import ConfigError, SourceError
-from cdc.core.records import Batch, ChangeEvent
+from cdc.core.records import Batch, ChangeEvent, EncodedRows
 from cdc.core.signals import new_id
 from cdc.core.source import (
     ChecksReplay,
@@ -366,8 +366,8 @@ class CdcStreamReader(DataSourceStreamReader):
                     fix="delete the checkpoint folder and the target table, then start the query again",
                 )
             self._open(start)
-            self._prefetch = Prefetcher(self._source_stream(), self._collected, self._arrow, self._end_of,
-                                        self.max_rows)
+            self._prefetch = Prefetcher(self._source_stream(), lambda b: self._collected(b.events, b.encoded),
+                                        self._arrow, self._end_of, self.max_rows)
         assert self._prefetch is not None
         now = time.monotonic()
         waited_enough = self._held_since is not None and now - self._held_since >= self.max_trigger_delay_s
@@ -383,11 +383,10 @@ class CdcStreamReader(DataSourceStreamReader):
         self._at = end
         return batches, end
 
-    def _collected(self, batch: Batch, events: list[ChangeEvent] | None = None) -> Any:
-        """A batch's events (through the query's transforms; ``events``: those of them to take) and its
-        encoded rows as our columns' lists, numbered on; None: no row."""
-        return self._events.collect(transformed(self._chain, batch.events if events is None else events),
-                                    self._next_position, batch.encoded)
+    def _collected(self, events: list[ChangeEvent], encoded: EncodedRows | None) -> Any:
+        """Events (through the query's transforms) and encoded rows after them as our columns' lists,
+        numbered on; None: no row."""
+        return self._events.collect(transformed(self._chain, events), self._next_position, encoded)
 
     def _arrow(self, parts: list[Any]) -> Any:
         return self._events.arrow(parts, self._arrow_schema)
@@ -424,10 +423,10 @@ class CdcStreamReader(DataSourceStreamReader):
         for batch in self._stream:
             # Transactions that committed before the end offset sort before it.
             events = [e for e in batch.events if e.position and e.position[:size] < end_key]
-            encoded = batch.encoded
+            encoded = batch.encoded  # a run: of one transaction, before the end or not
             if encoded is not None and not (encoded.template.position and encoded.template.position[:size] < end_key):
-                batch.encoded = None  # a run of a transaction that committed at or after the end
-            collected = self._collected(batch, events)
+                encoded = None
+            collected = self._collected(events, encoded)
             if collected is not None:
                 parts.append(collected)
             key = _committed_key(self._source_cls, batch.offset) if batch.offset is not None else None

@@ -88,7 +88,6 @@ class Streamer:
         self._stream: ReplicationStream | None = None
         self._changes: ChangeStream | None = None
         self._position: dict[str, Any] | None = None  # offset after the last event handed out
-        self._inside_run = False  # the last batch handed out ended inside a run's transaction
 
     @property
     def streaming(self) -> bool:
@@ -172,7 +171,6 @@ class Streamer:
                 before = before[count:]
             batch = self._handover(before, position)
             batch.encoded = encoded
-            self._inside_run = True  # the position handed over is inside the run's transaction
             yield batch
 
     def _between_messages(self, events: list[ChangeEvent], *, idle: bool) -> Iterator[Batch]:
@@ -194,11 +192,18 @@ class Streamer:
             yield from self._signals.blocking_snapshots(changes.committed_lsn, stream.maybe_send_status)
         if between:
             self._signals.between_transactions(changes.committed_lsn, stream.received_lsn, events, where)
-        if events or idle or (self._inside_run and changes.at_commit):  # (a COMMIT after a run leaves no event)
+        if events or idle or (self._handed_inside and changes.at_commit):
             *first, batch = self._handover_inside(events, changes)
             yield from first
             batch.caught_up = between
             yield batch
+
+    @property
+    def _handed_inside(self) -> bool:
+        """Whether the last offset handed out is inside a transaction: when the stream is at a COMMIT with no
+        event to hand over (the transaction's rows went in a run, or out with a full batch), the COMMIT's
+        offset still goes, where a bounded reader (Spark's micro-batch) may end."""
+        return self._position is not None and "lsn_proc" in self._position
 
     def _handover_inside(self, events: list[ChangeEvent], changes: ChangeStream) -> list[Batch]:
         """Events (copied: the caller reuses its list) handed over where the stream stands, maybe inside
@@ -217,7 +222,6 @@ class Streamer:
     def _handover(self, events: list[ChangeEvent], position: PgPosition) -> Batch:
         assert self._server is not None
         offset = position.to_offset()
-        self._inside_run = False
         self._signals.state(offset)
         self._server.stamp(offset)
         self._position = offset
