@@ -20,6 +20,7 @@ from typing import Any
 
 from cdc.core.errors import ConfigError
 from cdc.core.filters import parse_key_columns, patterns_problem
+from cdc.core.option_surface import Surface, refusals
 from cdc.core.topics import topic_name_problem
 
 log = logging.getLogger(__name__)
@@ -126,10 +127,13 @@ class Config:
         """Pass-through properties such as ``producer.*``, with the prefix removed."""
         return {k[len(prefix):]: v for k, v in self.properties.items() if k.startswith(prefix)}
 
-    def validate(self, passthrough_prefixes: tuple[str, ...] = ()) -> None:
+    def validate(self, passthrough_prefixes: tuple[str, ...] = (), surface: Surface | None = None) -> None:
         """Raise one ConfigError listing every problem; warn about unknown property names. Kafka
         Connect's own worker and connector settings, which a Debezium ``.properties`` file carries
-        (``tasks.max``, ``errors.tolerance``...), are no mistake: listed once, at INFO."""
+        (``tasks.max``, ``errors.tolerance``...), are no mistake: listed once, at INFO.
+
+        ``surface``: the Debezium connectors the source stands in for. An option of theirs that cdc does
+        not implement is refused here, before anything starts (cdc.core.option_surface), never ignored."""
         problems: list[str] = []
         for name, option in self.options.items():
             problem = option.problem(self.properties.get(name))
@@ -137,11 +141,25 @@ class Config:
                 problems.append(problem)
         if problems:
             raise ConfigError("invalid configuration:\n  - " + "\n  - ".join(problems), fix=FIX)
+        mapped: list[str] = []
+        if surface is not None:
+            refused, mapped = refusals(surface, self.properties, self.options)
+            if refused:
+                raise ConfigError(
+                    f"options of Debezium's {surface.title} connector that cdc does not implement:\n  - "
+                    + "\n  - ".join(refused),
+                    fix="remove them (or set them to Debezium's default) to run without what they ask for; "
+                        "docs/options.md lists what cdc does with each Debezium option")
+            if mapped:
+                log.info("Debezium options that tune Kafka Connect's JVM, accepted (docs/options.md says what cdc "
+                         "does instead): %s", ", ".join(sorted(mapped)))
         known = list(self.options)
         connect_only = []
         for name in self.properties:
-            if name in self.options or name.startswith(passthrough_prefixes):
+            if name in self.options or name in mapped or name.startswith(passthrough_prefixes):
                 continue
+            if surface is not None and surface.lookup(name) is not None:
+                continue  # a Debezium option at its default: accepted above
             if name in CONNECT_SETTINGS or name.startswith(CONNECT_PREFIXES):
                 connect_only.append(name)
                 continue

@@ -87,6 +87,46 @@ def shortcuts() -> str:
                      if flag != "--" + name.replace(".", "-").replace("_", "-"))
 
 
+DEBEZIUM_SECTION = "Debezium's options, connector by connector"
+
+
+def debezium_tables() -> list[str]:
+    """Per Debezium connector a built-in or installed source stands in for: every option of Debezium's, and
+    whether cdc honours it (declares it), maps it (a Kafka Connect JVM setting, with what cdc does instead)
+    or refuses it at start-up (cdc.core.option_surface)."""
+    from cdc.converters import CONVERTER_OPTIONS
+    from cdc.core.option_surface import CONNECTOR_TITLES, OPTIONS, VERSIONS, rows
+
+    shared = {o.name: o for o in (*CORE_OPTIONS, *CONVERTER_OPTIONS)}
+    parts = []
+    for name, entry in sorted(registry.available(registry.SOURCES).items()):
+        try:
+            plugin = entry.load()
+        except ImportError:
+            continue
+        for cls in getattr(plugin, "connector_classes", ()):
+            if cls not in OPTIONS:
+                continue
+            declared = {**shared, **{o.name: o for o in getattr(plugin, "options", ())}}
+            listed = rows(cls, declared)
+            counts = {s: sum(r.status == s for r in listed) for s in ("honoured", "mapped", "refused")}
+            parts += [f"### {CONNECTOR_TITLES[cls]} ({cls.rsplit('.', 1)[1]} {VERSIONS[cls]}, cdc source `{name}`)",
+                      "", f"{len(listed)} options: {counts['honoured']} honoured, {counts['mapped']} mapped, "
+                      f"{counts['refused']} refused.", "",
+                      "| Debezium option | Debezium's default | cdc | notes |", "|---|---|---|---|"]
+            parts += [f"| `{r.name}` | {_code(r.debezium_default)} | {r.status} | {_cell(r.note)} |" for r in listed]
+            parts.append("")
+    return parts
+
+
+def _code(text: str) -> str:
+    return f"`{text}`" if text else ""
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
 def render() -> str:
     groups = option_groups()
     parts = ["# Options", "",
@@ -94,13 +134,22 @@ def render() -> str:
              "page is out of date or an option has no description); Debezium's property names. On the command "
              "line `a.b.c` is `--a-b-c`, or `--set a.b.c=value`, and `cdc <source> --help` shows the same; "
              f"shorter flags: {shortcuts()}. What the command does with them: [operations.md](operations.md).", ""]
-    parts += [f"- [{title}](#{anchor(title)})" for title, _ in groups] + [""]
+    parts += [f"- [{title}](#{anchor(title)})" for title, _ in groups]
+    parts += [f"- [{DEBEZIUM_SECTION}](#{anchor(DEBEZIUM_SECTION)})", ""]
     for title, options in groups:
         parts += [f"## {title}", ""]
         if title in NOTES:
             parts += [NOTES[title], ""]
         parts += [table(options), ""]
-    return "\n".join(parts)
+    parts += [f"## {DEBEZIUM_SECTION}", "",
+              "Every option of the Debezium connectors cdc stands in for, read from their jars "
+              "(`cdc/core/debezium_options.py`), and what cdc does with it: **honoured** (declared above, and done "
+              "as Debezium documents it), **mapped** (it tunes Kafka Connect's JVM: accepted, and the note says what "
+              "cdc does instead) or **refused**: a configuration that sets it does not start, with an error naming "
+              "it, unless it is set to Debezium's default, which asks for nothing cdc does not do. "
+              "`internal.*` options are left out. The treatments are in `cdc/core/option_surface.py`.", ""]
+    parts += debezium_tables()
+    return "\n".join(parts).rstrip("\n")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from cdc.core.context_headers import ContextHeaders
 from cdc.core.converters import JsonConverter
 from cdc.core.errors import ConfigError, OffsetStoreError
 from cdc.core.offsets import WRITER, WRITER_KEY, FileOffsetStore, OffsetStore, without_writer, written_by_cdc
+from cdc.core.option_surface import Surface
 from cdc.core.retry import RetryPolicy
 from cdc.core.snapshot_restart import MARKER_KEYS
 from cdc.core.source import EncodedBatches, NamesItsConnector, NativeRows, Replayable, declared_options, offers
@@ -24,7 +25,7 @@ from cdc.transforms.chain import TransformChain
 log = logging.getLogger(__name__)
 
 # Properties handed through to a client library (not declared one by one).
-PASSTHROUGH_PREFIXES = ("producer.", "kafka.", "consumer.", "spark.", "database.initial.statements", "source.",
+PASSTHROUGH_PREFIXES = ("producer.", "kafka.", "consumer.", "spark.", "source.",
                         "transforms", "predicates",  # Kafka Connect's transform chain: cdc.transforms
                         "key.converter", "value.converter")  # a converter's own options, as Kafka Connect passes them
 
@@ -65,8 +66,7 @@ def build_from_properties(properties: dict[str, Any], sink: Any = None) -> Engin
     if name is None:
         raise ConfigError("the configuration names no source",
                           fix='add source = "postgres" (or a Debezium connector.class)')
-    properties.pop("source", None)
-    properties.pop("connector.class", None)
+    properties.pop("source", None)  # connector.class stays: it says which Debezium connector's options apply
     return build(name, properties, sink=sink)
 
 
@@ -86,7 +86,7 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
         factory = registry.load(registry.OFFSET_STORES, store_kind)
         config.declare(declared_options(factory))
     config.declare(exactly_once.EXACTLY_ONCE_OPTIONS)
-    config.validate(PASSTHROUGH_PREFIXES)
+    config.validate(PASSTHROUGH_PREFIXES, Surface.of(source_cls, config.properties))
     log.info("configuration: %s", config.masked())
     exactly = exactly_once.mode(config, sink_cls, store_kind)  # a required one that cannot be: ConfigError
     offsets = SourceOffsetStore(offset_store(config), source_name, source_cls, config.get("name"),

@@ -43,6 +43,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Config
 from cdc.core.errors import ConfigError, SourceError
+from cdc.core.option_surface import Surface
 from cdc.core.records import Batch, ChangeEvent, EncodedRows
 from cdc.core.signals import new_id
 from cdc.core.source import (
@@ -121,7 +122,7 @@ def _build(options: Mapping[str, str]) -> tuple[Any, Config]:
     source_cls = registry.load(registry.SOURCES, name)
     _check_replayable(source_cls, name)
     config = Config(_source_properties(options)).declare(CORE_OPTIONS).declare(declared_options(source_cls))
-    config.validate(("spark.",))
+    config.validate(("spark.",), Surface.of(source_cls, config.properties))
     if offers(source_cls, ChecksReplay):  # a source's own limits under Spark
         source_cls.check_replayable(config)
     return source_cls(config), config
