@@ -72,7 +72,7 @@ def _flag(option: Option) -> str:
 
 def _add_options(parser: argparse.ArgumentParser, options: Sequence[Option], seen: set[str]) -> None:
     for option in options:
-        if option.name in seen:
+        if option.name in seen or option.pattern is not None:  # a family (column.mask.with.N.chars): --set
             continue
         seen.add(option.name)
         help_text = option.doc

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cdc.core.columns import COLUMN_PATTERNS
 from cdc.core.errors import ConfigError
 from cdc.core.filters import parse_key_columns, patterns_problem
 from cdc.core.option_surface import Surface, refusals
@@ -39,6 +40,13 @@ class Option:
     secret: bool = False
     required: bool = False
     validator: Callable[[Any], str | None] | None = None  # returns a problem or None
+    # A family of properties (Debezium's column.mask.with.(d+).chars): ``name`` is Debezium's spelling of
+    # it, ``pattern`` what the properties' names match; each of them is checked as this option's value.
+    pattern: str | None = None
+
+    def names(self, name: str) -> bool:
+        """Whether property ``name`` is this option (or one of its family)."""
+        return name == self.name or (self.pattern is not None and re.fullmatch(self.pattern, name) is not None)
 
     def parse(self, raw: Any) -> Any:
         if raw is None:
@@ -73,9 +81,10 @@ class Option:
             value = value.strip().lower()
         return value
 
-    def problem(self, raw: Any) -> str | None:
-        """What is wrong with ``raw`` as this option's value (and what to put instead), or None."""
-        name = self.name
+    def problem(self, raw: Any, name: str | None = None) -> str | None:
+        """What is wrong with ``raw`` as this option's value (and what to put instead), or None; ``name``: the
+        property's, for an option of a family."""
+        name = name or self.name
         if raw is None or raw == "":
             return f"{name} is required but not set: {self.doc}" if self.required else None
         try:
@@ -120,6 +129,13 @@ class Config:
         except ValueError as exc:
             raise ConfigError(f"invalid value for {name}: {exc}", fix=FIX) from None
 
+    def pattern_options(self) -> list[Option]:
+        return [o for o in self.options.values() if o.pattern is not None]
+
+    def matching(self, option: Option) -> list[tuple[str, Any]]:
+        """The properties of a pattern option's family, with their raw values, in the configuration's order."""
+        return [(name, value) for name, value in self.properties.items() if option.names(name)]
+
     def __getitem__(self, name: str) -> Any:
         return self.get(name)
 
@@ -139,11 +155,14 @@ class Config:
             problem = option.problem(self.properties.get(name))
             if problem:
                 problems.append(problem)
+        for option in self.pattern_options():
+            problems += [p for name, value in self.matching(option) if (p := option.problem(value, name))]
         if problems:
             raise ConfigError("invalid configuration:\n  - " + "\n  - ".join(problems), fix=FIX)
         mapped: list[str] = []
+        declared = [*self.options, *(n for n in self.properties if any(o.names(n) for o in self.pattern_options()))]
         if surface is not None:
-            refused, mapped = refusals(surface, self.properties, self.options)
+            refused, mapped = refusals(surface, self.properties, declared)
             if refused:
                 raise ConfigError(
                     f"options of Debezium's {surface.title} connector that cdc does not implement:\n  - "
@@ -156,7 +175,7 @@ class Config:
         known = list(self.options)
         connect_only = []
         for name in self.properties:
-            if name in self.options or name in mapped or name.startswith(passthrough_prefixes):
+            if name in declared or name in mapped or name.startswith(passthrough_prefixes):
                 continue
             if surface is not None and surface.lookup(name) is not None:
                 continue  # a Debezium option at its default: accepted above
@@ -376,9 +395,38 @@ CORE_OPTIONS: tuple[Option, ...] = (
            validator=regular_expressions),
     Option("table.exclude.list", list, None, "Regular expressions of fully-qualified table names not to capture.",
            validator=regular_expressions),
-    Option("column.exclude.list", list, None,
-           "Regular expressions of fully-qualified column names to leave out of events.",
+    Option("column.include.list", list, None,
+           "Regular expressions of fully-qualified column names (schema.table.column; database.table.column on "
+           "MySQL) events hold, and no others; key columns stay in keys. Not with column.exclude.list.",
            validator=regular_expressions),
+    Option("column.exclude.list", list, None,
+           "Regular expressions of fully-qualified column names to leave out of events; key columns stay in keys.",
+           validator=regular_expressions),
+    Option("column.mask.with.(d+).chars", list, None,
+           "column.mask.with.N.chars: regular expressions of character columns whose every value (NULL included) "
+           "becomes N asterisks; the field schema gets the parameter masked=true.",
+           validator=regular_expressions, pattern=COLUMN_PATTERNS["mask"]),
+    Option("column.mask.hash.([^.]+).with.salt.(.+)", list, None,
+           "column.mask.hash.ALGORITHM.with.salt.SALT (and column.mask.hash.v2.ALGORITHM.with.salt.SALT): regular "
+           "expressions of character columns whose values become the hex digest of SALT and the value (v1: of "
+           "the value as Java serializes it, v2: of its UTF-8 bytes), cut to the column's length; ALGORITHM is a "
+           "Java MessageDigest name (SHA-256, SHA-512, MD5, SHA3-256...).",
+           validator=regular_expressions, pattern=COLUMN_PATTERNS["hash"]),
+    Option("column.truncate.to.(d+).chars", list, None,
+           "column.truncate.to.N.chars: regular expressions of columns whose text (or binary) values are cut to N "
+           "characters (bytes) where the column may be longer; the field schema gets truncateLength=N.",
+           validator=regular_expressions, pattern=COLUMN_PATTERNS["truncate"]),
+    Option("column.propagate.source.type", list, None,
+           "Regular expressions of fully-qualified column names whose field schemas carry the column's source type "
+           "(__debezium.source.column.type, .length, .scale, .name).", validator=regular_expressions),
+    Option("datatype.propagate.source.type", list, None,
+           "The same by type: regular expressions of table.TYPENAME (e.g. .+\\.VARCHAR, matched without regard to "
+           "case).", validator=regular_expressions),
+    Option("field.name.adjustment.mode", str, "none", "Field names Avro rejects: kept (none), their invalid "
+           "characters as _ (avro), or as _uXXXX (avro_unicode).", choices=("none", "avro", "avro_unicode")),
+    Option("schema.name.adjustment.mode", str, "none", "Schema names Avro rejects (a table named order-items): "
+           "kept (none), their invalid characters as _ (avro), or as _uXXXX (avro_unicode).",
+           choices=("none", "avro", "avro_unicode")),
     Option("message.key.columns", str, None, "Key columns per table: 'schema.table:col1,col2;schema.table2:col'.",
            validator=_key_columns),
     Option("snapshot.mode", str, "initial", "When to snapshot the captured tables.",

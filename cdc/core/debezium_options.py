@@ -25,7 +25,7 @@ OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
         'connection.validation.timeout.ms': ('60000', 'LONG'),
         'converters': ('', 'STRING'),
         'custom.metric.tags': ('', 'LIST'),
-        'custom.sanitize.pattern': ('.*secret$|.*password$|.*sasl\\.jaas\\.config$|.*basic\\.auth\\.user\\.info|.*registry\\.auth\\.client-secret|.*credentials\\.json$|.*connectionstring$|.*connection\\.string$', 'STRING'),
+        'custom.sanitize.pattern': ('.*secret$|.*password$|.*sasl\\.jaas\\.config$|.*basic\\.auth\\.user\\.info|.*registry\\.auth\\.client-secret|.*credentials\\.json$|.*connectionstring$|.*connection\\.string$', 'STRING'),  # noqa: E501 (a default as Debezium spells it)
         'database.dbname': ('', 'STRING'),
         'database.exclude.list': ('', 'LIST'),
         'database.hostname': ('', 'STRING'),
@@ -178,7 +178,7 @@ OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
         'connection.validation.timeout.ms': ('60000', 'LONG'),
         'converters': ('', 'STRING'),
         'custom.metric.tags': ('', 'LIST'),
-        'custom.sanitize.pattern': ('.*secret$|.*password$|.*sasl\\.jaas\\.config$|.*basic\\.auth\\.user\\.info|.*registry\\.auth\\.client-secret|.*credentials\\.json$|.*connectionstring$|.*connection\\.string$', 'STRING'),
+        'custom.sanitize.pattern': ('.*secret$|.*password$|.*sasl\\.jaas\\.config$|.*basic\\.auth\\.user\\.info|.*registry\\.auth\\.client-secret|.*credentials\\.json$|.*connectionstring$|.*connection\\.string$', 'STRING'),  # noqa: E501 (a default as Debezium spells it)
         'database.dbname': ('', 'STRING'),
         'database.exclude.list': ('', 'LIST'),
         'database.hostname': ('', 'STRING'),
@@ -326,7 +326,7 @@ OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
         'connection.validation.timeout.ms': ('60000', 'LONG'),
         'converters': ('', 'STRING'),
         'custom.metric.tags': ('', 'LIST'),
-        'custom.sanitize.pattern': ('.*secret$|.*password$|.*sasl\\.jaas\\.config$|.*basic\\.auth\\.user\\.info|.*registry\\.auth\\.client-secret', 'STRING'),
+        'custom.sanitize.pattern': ('.*secret$|.*password$|.*sasl\\.jaas\\.config$|.*basic\\.auth\\.user\\.info|.*registry\\.auth\\.client-secret', 'STRING'),  # noqa: E501 (a default as Debezium spells it)
         'database.dbname': ('', 'STRING'),
         'database.exclude.list': ('', 'LIST'),
         'database.hostname': ('', 'STRING'),
@@ -457,7 +457,7 @@ OPTIONS: dict[str, dict[str, tuple[str, str]]] = {
         'connection.validation.timeout.ms': ('60000', 'LONG'),
         'converters': ('', 'STRING'),
         'custom.metric.tags': ('', 'LIST'),
-        'custom.sanitize.pattern': ('.*secret$|.*password$|.*sasl\\.jaas\\.config$|.*basic\\.auth\\.user\\.info|.*registry\\.auth\\.client-secret|.*credentials\\.json$|.*connectionstring$|.*connection\\.string$', 'STRING'),
+        'custom.sanitize.pattern': ('.*secret$|.*password$|.*sasl\\.jaas\\.config$|.*basic\\.auth\\.user\\.info|.*registry\\.auth\\.client-secret|.*credentials\\.json$|.*connectionstring$|.*connection\\.string$', 'STRING'),  # noqa: E501 (a default as Debezium spells it)
         'data.query.mode': ('direct', 'STRING'),
         'database.dbname': ('', 'STRING'),
         'database.exclude.list': ('', 'LIST'),

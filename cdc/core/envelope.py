@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from cdc.core import connect
+from cdc.core.columns import PLAIN, TableStage, with_parameters
 from cdc.core.connect import ConnectSchema
 from cdc.core.records import ChangeEvent
-from cdc.core.topics import sanitize_schema_name
 
 # Wire names of the envelope (Debezium's data/Envelope.java).
 BEFORE = "before"
@@ -59,7 +59,8 @@ def now_ts() -> tuple[int, int, int]:
 class TableEnvelope:
     """Schemas and event factory for one version of one captured table."""
 
-    __slots__ = ("topic", "table_id", "key_fields", "value_fields", "key_schema", "value_schema", "row_schema")
+    __slots__ = ("topic", "table_id", "key_fields", "value_fields", "key_schema", "value_schema", "row_schema",
+                 "_key_names", "_stage")
 
     def __init__(
         self,
@@ -70,13 +71,20 @@ class TableEnvelope:
         key_fields: Sequence[dict[str, Any]],
         value_fields: Sequence[dict[str, Any]],
         source_schema: dict[str, Any],
+        stage: TableStage = PLAIN,
     ) -> None:
-        """``*_fields`` are Connect field schemas (with ``"field"``), in column order."""
+        """``*_fields`` are Connect field schemas (with ``"field"``: the column's name), in column order;
+        ``stage``: what the column options do to them (cdc.core.columns), applied here to schemas and rows."""
         self.topic = topic
         self.table_id = table_id
-        base = sanitize_schema_name(schema_name_prefix)
-        self.key_fields = tuple(f["field"] for f in key_fields)
+        base = stage.schema_name(schema_name_prefix)
+        self.key_fields = tuple(f["field"] for f in key_fields)  # the columns, as rows name them
         self.value_fields = tuple(f["field"] for f in value_fields)
+        renames = stage.renames
+        self._key_names = tuple(renames.get(k, k) for k in self.key_fields)  # as the key struct names them
+        self._stage = stage if stage.changes_rows else None
+        key_fields = [{**f, "field": renames[f["field"]]} if f["field"] in renames else f for f in key_fields]
+        value_fields = [_shaped(f, stage) for f in value_fields]
         self.key_schema = (
             ConnectSchema(connect.struct(list(key_fields), optional=False, name=f"{base}.Key"))
             if key_fields
@@ -102,9 +110,18 @@ class TableEnvelope:
         )
 
     def key_of(self, row: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The key of a row as the source converted it (the column options never change keys)."""
         if self.key_schema is None or row is None:
             return None
-        return {name: row.get(name) for name in self.key_fields}
+        return {name: row.get(column) for name, column in zip(self._key_names, self.key_fields, strict=True)}
+
+    def _shape(self, row: dict[str, Any] | None) -> dict[str, Any] | None:
+        """A row as events carry it under the column options: mapped values, adjusted names."""
+        stage = self._stage
+        if stage is None or row is None:
+            return row
+        values, renames, hidden = stage.values, stage.renames, stage.hidden
+        return {renames.get(k, k): values[k](v) if k in values else v for k, v in row.items() if k not in hidden}
 
     def event(
         self,
@@ -120,6 +137,10 @@ class TableEnvelope:
         ts: tuple[int, int, int] | None = None,
     ) -> ChangeEvent:
         ms, us, ns = ts or now_ts()
+        if key is None:
+            key = self.key_of(after if after is not None else before)
+        if self._stage is not None:
+            before, after = self._shape(before), self._shape(after)
         value = {
             BEFORE: before,
             AFTER: after,
@@ -130,8 +151,6 @@ class TableEnvelope:
             TS_US: us,
             TS_NS: ns,
         }
-        if key is None:
-            key = self.key_of(after if after is not None else before)
         return ChangeEvent(
             self.topic, self.key_schema, key, self.value_schema, value, headers, position, self.table_id
         )
@@ -146,3 +165,12 @@ class TableEnvelope:
         event.key_schema = None
         event.key = None
         return event
+
+
+def _shaped(field: dict[str, Any], stage: TableStage) -> dict[str, Any]:
+    """A value field's schema under the column options: its parameters added, its name adjusted."""
+    column = field["field"]
+    shaped = with_parameters(field, stage.parameters.get(column, {}))
+    if column in stage.renames:
+        shaped = {**shaped, "field": stage.renames[column]}
+    return shaped

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from cdc.config import Config, Option
+from cdc.core.columns import ColumnStage
 from cdc.core.errors import ConfigError
 from cdc.core.filters import NameFilter, parse_key_columns
 from cdc.core.records import Batch
@@ -268,7 +269,7 @@ class SourceSettings:
     tombstones: bool
     max_batch: int
     table_filter: NameFilter
-    column_filter: NameFilter
+    columns: ColumnStage  # column.include/exclude.list, the column mappers, name adjustment
     key_spec: dict[str, list[str]]
     include_schema_changes: bool
     transaction_topic: str | None  # None: provide.transaction.metadata is off
@@ -286,7 +287,7 @@ class SourceSettings:
             tombstones=config.get("tombstones.on.delete"),
             max_batch=config.get("max.batch.size"),
             table_filter=NameFilter(config.get("table.include.list"), config.get("table.exclude.list")),
-            column_filter=NameFilter(None, config.get("column.exclude.list")),
+            columns=ColumnStage.from_config(config),
             key_spec=key_spec,
             include_schema_changes=config.get("include.schema.changes"),
             transaction_topic=(transaction_topic(prefix, config.get("transaction.topic"))

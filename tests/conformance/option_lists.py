@@ -73,7 +73,9 @@ def render(lists: dict[str, dict[str, tuple[str, str]]]) -> str:
     lines += ["}", "", "OPTIONS: dict[str, dict[str, tuple[str, str]]] = {"]
     for cls, options in lists.items():
         lines.append(f"    {cls!r}: {{")
-        lines += [f"        {name!r}: ({default!r}, {type_!r})," for name, (default, type_) in sorted(options.items())]
+        for name, (default, type_) in sorted(options.items()):
+            line = f"        {name!r}: ({default!r}, {type_!r}),"
+            lines.append(line if len(line) <= 120 else line + "  # noqa: E501 (a default as Debezium spells it)")
         lines.append("    },")
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -348,7 +348,7 @@ def test_unsupported_modes_are_config_errors() -> None:
 def test_rows_by_column_equal_rows_one_at_a_time() -> None:
     """TableState.rows (a snapshot batch converted column by column) gives exactly the structs
     TableState.row gives, NULLs, NOT NULL zero dates, integers, decimals and text included."""
-    from cdc.core.filters import NameFilter
+    from cdc.core.columns import ColumnStage
     from cdc.sources.mysql.source_info import source_schema
     from cdc.sources.mysql.tables import TableState
 
@@ -360,7 +360,7 @@ def test_rows_by_column_equal_rows_one_at_a_time() -> None:
     table = schema.table("d", "t")
     assert table is not None
     state = TableState(table, topic_prefix="p", source_schema=source_schema("mariadb"), modes=DEFAULT,
-                       column_filter=NameFilter(), key_spec={})
+                       columns_stage=ColumnStage({}), key_spec={})
     images = [
         (1, -5, 7, 1, Decimal("12.34"), Decimal("1." + "0" * 29 + "1"), 1.5, "héllo",
          dt.datetime(2024, 2, 29, 13, 45, 30, 123000), dt.date(2024, 2, 29), "y", 2024),

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 import pytest
 
-from cdc.core.filters import NameFilter
+from cdc.core.columns import ColumnStage
 from cdc.sources.postgres import native_rows
 from cdc.sources.postgres.catalog import CatalogColumn, CatalogTable
 from cdc.sources.postgres.pgoutput import _Reader
@@ -62,7 +62,7 @@ def table_state(columns: Sequence[tuple[str, str, int]], modes: TypeModes | None
                         for i, (name, type_name, typmod) in enumerate(columns))
     catalog = CatalogTable(1, "public", "t", "d", cat_columns, (columns[0][0],))
     return TableState(catalog, cat_columns, topic_prefix="p", types=TypeRegistry(_no_server),
-                      modes=modes or TypeModes(), column_filter=NameFilter(), key_spec={},
+                      modes=modes or TypeModes(), columns_stage=ColumnStage({}), key_spec={},
                       unavailable_placeholder="__debezium_unavailable_value")
 
 
@@ -300,7 +300,7 @@ def test_wide_rows_in_field_order_with_nulls(native: Any) -> None:
     assert check(state, rows, native) == len(rows)
     # a column filtered out, columns out of order in the spec: the codec follows the spec's indexes
     state = TableState(state.catalog, state.catalog.columns, topic_prefix="p", types=TypeRegistry(_no_server),
-                       modes=TypeModes(), column_filter=NameFilter(exclude=[r"public\.t\.name"]), key_spec={},
+                       modes=TypeModes(), columns_stage=ColumnStage({}, exclude=[r"public\.t\.name"]), key_spec={},
                        unavailable_placeholder="x")
     assert check(state, rows, native) == len(rows)
 

@@ -55,11 +55,10 @@ def _pipeline(tmp_path, **properties: str):  # type: ignore[no-untyped-def]
 
 def test_a_refused_option_stops_the_pipeline_before_it_starts(tmp_path) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ConfigError) as raised:
-        _pipeline(tmp_path, **{"column.mask.with.8.chars": "public.customers.email", "publication.name": "p",
-                               "slot.failover": "true"})
+        _pipeline(tmp_path, **{"post.processors": "reselector", "publication.name": "p", "slot.failover": "true"})
     message = str(raised.value)
     assert "PostgreSQL 3.6.1.Final connector that cdc does not implement" in message
-    assert "column.mask.with.8.chars='public.customers.email'" in message  # a pattern option, by its own name
+    assert "post.processors='reselector'" in message
     assert "slot.failover='true'" in message  # every refused option at once
     assert "publication.name" not in message
     assert "docs/options.md" in raised.value.fix
@@ -108,3 +107,11 @@ def test_the_table_in_the_docs_counts_every_option() -> None:
     assert by_name["slot.name"].status == "honoured"
     assert by_name["max.queue.size"].status == "mapped"
     assert isinstance(treatment(POSTGRES, "max.queue.size"), Mapped)
+
+
+def test_a_pattern_option_is_checked_under_its_own_name(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """column.mask.with.N.chars is a family of properties: each is known, and its value is checked."""
+    with pytest.raises(ConfigError, match=r"column\.mask\.with\.8\.chars='public\.t\.\(x': .*not a valid regular"):
+        _pipeline(tmp_path, **{"column.mask.with.8.chars": "public.t.(x"})
+    _pipeline(tmp_path, **{"column.mask.with.8.chars": "public.t.x",
+                           "column.mask.hash.v2.SHA-256.with.salt.s": "a.b.c"})

@@ -77,9 +77,10 @@ def binlog_kind(storage: int, mapped: Any, kind: my_types.ValueKind) -> str | No
 
 def binlog_codec(state: TableState, mapped_columns: Sequence[Any], modes: my_types.TypeModes) -> Any:
     """A ``cdc_native.BinlogRowCodec`` for a table version (its TABLE_MAP columns), or None when the
-    module is missing or a column is of a kind it does not write."""
+    module is missing, a column is of a kind it does not write, or the column options change the rows (the
+    codec writes them as they come)."""
     module = native_module()
-    if module is None:
+    if module is None or state.stage.changes_rows:
         return None
     outputs = {index: (name, missing) for index, name, _, missing in state.spec}
     columns = []

@@ -164,7 +164,9 @@ class MySqlSnapshotter:
         def batches() -> Iterator[RowBatch]:
             shared = {**source(), "snapshot": "true"}
             encoder: TextRowEncoder | None = None
-            chunks = snap.select_packets(conn, database, table, fetch_size) if self.encoded \
+            # the codec writes rows as they come: not for a table the column options change the rows of
+            encoded = self.encoded and not state.stage.changes_rows
+            chunks = snap.select_packets(conn, database, table, fetch_size) if encoded \
                 else snap.select_rows(conn, database, table, fetch_size)
             for chunk in chunks:
                 if isinstance(chunk, TextRows):

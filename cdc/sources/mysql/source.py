@@ -111,7 +111,7 @@ class MySqlSource:
         self.native_rows = False
         self.capture = CaptureFilter.from_config(config, common.table_filter)
         self._tables = TableCatalog(config, prefix=self.prefix, capture=self.capture,
-                                    column_filter=common.column_filter, key_spec=common.key_spec)
+                                    columns=common.columns, key_spec=common.key_spec)
         self._history = SchemaHistoryRecords(open_history(config), self.prefix)
         self._signals = MySqlSignals(
             config, settings=self.settings, captured_keys=self._tables.captured_keys,

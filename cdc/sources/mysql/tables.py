@@ -21,8 +21,9 @@ from typing import Any
 
 from cdc.config import Config
 from cdc.core import connect
+from cdc.core.columns import ColumnStage, source_column
 from cdc.core.envelope import TableEnvelope
-from cdc.core.filters import NameFilter, resolve_key_columns
+from cdc.core.filters import resolve_key_columns
 from cdc.core.schema import Table
 from cdc.core.topics import table_topic
 from cdc.sources.mysql.capture import CaptureFilter
@@ -35,7 +36,7 @@ log = logging.getLogger(__name__)
 
 
 class TableState:
-    __slots__ = ("table", "database", "name", "qualified", "envelope", "column_count", "modes", "_spec",
+    __slots__ = ("table", "database", "name", "qualified", "envelope", "column_count", "modes", "stage", "_spec",
                  "_names", "_set_columns")
 
     def __init__(
@@ -45,7 +46,7 @@ class TableState:
         topic_prefix: str,
         source_schema: dict[str, Any],
         modes: TypeModes,
-        column_filter: NameFilter,
+        columns_stage: ColumnStage,
         key_spec: dict[str, list[str]],
     ) -> None:
         self.table = table
@@ -58,9 +59,15 @@ class TableState:
         fields: list[dict[str, Any]] = []
         by_name: dict[str, dict[str, Any]] = {}
         set_columns: list[int] = []
+        names = [c.name for c in table.columns]
+        # The key's columns are read even when the column options leave them out of the rows: keys keep them.
+        key_names = resolve_key_columns(key_spec, [self.qualified], table.primary_key, names, names)
+        hidden: list[str] = []
         for index, column in enumerate(table.columns):
-            if not column_filter(f"{self.qualified}.{column.name}"):
-                continue
+            if not columns_stage.captured((self.qualified,), column.name):
+                if column.name not in key_names:
+                    continue
+                hidden.append(column.name)
             schema = field_schema(column, modes)
             if schema is None:  # a type Debezium cannot represent (VECTOR): left out, as Debezium does
                 continue
@@ -72,15 +79,17 @@ class TableState:
         self._spec = tuple(spec)
         self._names = tuple(name for _, name, _, _ in spec)
         self._set_columns = tuple(set_columns)
-        key_names = resolve_key_columns(key_spec, [self.qualified], table.primary_key,
-                                        [c.name for c in table.columns], by_name)
+        key_names = [k for k in key_names if k in by_name]  # a key column of a type Debezium cannot represent
+        described = [source_column(c) for c in table.columns if c.name in by_name and c.name not in hidden]
+        self.stage = columns_stage.table((self.qualified,), described, hidden=hidden)
         self.envelope = TableEnvelope(
             topic=table_topic(topic_prefix, self.database, self.name),
             table_id=self.qualified,
             schema_name_prefix=f"{topic_prefix}.{self.database}.{self.name}",
             key_fields=[{**by_name[k], "optional": False} for k in key_names],
-            value_fields=fields,
+            value_fields=[f for f in fields if f["field"] not in hidden],
             source_schema=source_schema,
+            stage=self.stage,
         )
 
     @property
@@ -117,11 +126,11 @@ class TableState:
 class TableCatalog:
     """The schema model in use and the decoding state of each table it knows."""
 
-    def __init__(self, config: Config, *, prefix: str, capture: CaptureFilter, column_filter: NameFilter,
+    def __init__(self, config: Config, *, prefix: str, capture: CaptureFilter, columns: ColumnStage,
                  key_spec: dict[str, list[str]]) -> None:
         self.prefix = prefix
         self.capture = capture
-        self.column_filter = column_filter
+        self.columns = columns
         self.key_spec = key_spec
         self.modes = TypeModes.from_config(config)
         self.skip_unparseable: bool = config.get("schema.history.internal.skip.unparseable.ddl")
@@ -173,7 +182,7 @@ class TableCatalog:
             model = self.schema.table(database, table)
             self._states[key] = None if model is None else TableState(
                 model, topic_prefix=self.prefix, source_schema=self.source_schema, modes=self.modes,
-                column_filter=self.column_filter, key_spec=self.key_spec)
+                columns_stage=self.columns, key_spec=self.key_spec)
         return self._states[key]
 
     def model(self, database: str, table: str) -> Table | None:
@@ -189,3 +198,4 @@ class TableCatalog:
             return {}
         return {f"{t.id.catalog}.{t.id.table}": bool(t.primary_key) for t in self.schema.tables()
                 if self.model(t.id.catalog or "", t.id.table) is not None}
+

@@ -145,7 +145,8 @@ class RowEncoder:
 
 
 def encoder_for(state: Any, width: int) -> RowEncoder | None:
-    """The codec for a table version, or None when the compiled module is missing."""
-    if native_module() is None:
+    """The codec for a table version, or None when the compiled module is missing or the column options
+    change the table's rows (the codec writes them as they come)."""
+    if native_module() is None or state.stage.changes_rows:
         return None
     return RowEncoder(state, width)

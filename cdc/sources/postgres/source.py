@@ -96,7 +96,7 @@ class PostgresSource:
         self._connections = Connections(self.settings, lambda: self._stopping)
         types = TypeRegistry(self._connections.catalog)
         self._states = TableStates(topic_prefix=common.prefix, types=types, modes=modes,
-                                   column_filter=common.column_filter, key_spec=common.key_spec,
+                                   columns=common.columns, key_spec=common.key_spec,
                                    unavailable_placeholder=config.get("unavailable.value.placeholder"))
         signals = SignalSettings.from_config(config)
         self._publication = Publication(

@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from cdc.core import connect
+from cdc.core.columns import ColumnStage, SourceColumn
 from cdc.core.envelope import TableEnvelope
-from cdc.core.filters import NameFilter, resolve_key_columns
+from cdc.core.filters import resolve_key_columns
 from cdc.core.topics import table_topic
 from cdc.sources.postgres.catalog import CatalogTable
 from cdc.sources.postgres.defaults import NO_DEFAULT, default_value, zero
+from cdc.sources.postgres.jdbc import source_column
 from cdc.sources.postgres.pgoutput import UNCHANGED_TOAST
 from cdc.sources.postgres.source_info import SOURCE_SCHEMA, sequence, source_block
 from cdc.sources.postgres.types import (
@@ -58,7 +60,7 @@ class TableState:
         topic_prefix: str,
         types: TypeRegistry,
         modes: TypeModes,
-        column_filter: NameFilter,
+        columns_stage: ColumnStage,
         key_spec: dict[str, list[str]],
         unavailable_placeholder: str,
     ) -> None:
@@ -76,9 +78,16 @@ class TableState:
         spec_types: list[tuple[PgType, int]] = []  # per spec entry: (PgType, typmod), for native_rows
         fields: list[dict[str, Any]] = []
         by_name: dict[str, dict[str, Any]] = {}
+        described: list[SourceColumn] = []  # the columns in Debezium's terms, for the column options
+        names = [c.name for c in columns]
+        # The key's columns are read even when the column options leave them out of the rows: keys keep them.
+        key_names = resolve_key_columns(key_spec, [self.qualified], catalog.primary_key, names, names)
+        hidden: list[str] = []
         for index, column in enumerate(columns):
-            if not column_filter(f"{self.qualified}.{column.name}"):
-                continue
+            if not columns_stage.captured((self.qualified,), column.name):
+                if column.name not in key_names:
+                    continue
+                hidden.append(column.name)
             pg_type = types.get(column.type_oid)
             optional = not not_null.get(column.name, False)
             schema = field_schema(pg_type, column.typmod, optional, modes, max(dims.get(column.name, 1), 1))
@@ -95,6 +104,7 @@ class TableState:
             field = connect.field(column.name, schema)
             fields.append(field)
             by_name[column.name] = field
+            described.append(source_column(column.name, pg_type, column.typmod))
             # a column a key-only old tuple leaves out: Debezium gives it its default, else (NOT NULL)
             # its type's zero, else null
             absent = default if default is not NO_DEFAULT else None if optional else zero(kind, schema, convert, scale)
@@ -104,16 +114,18 @@ class TableState:
         self.native_kinds = tuple(native_kinds)
         self._spec_types = tuple(spec_types)
         self._modes = modes
-        key_names = resolve_key_columns(key_spec, [self.qualified], catalog.primary_key,
-                                        [c.name for c in columns], by_name)
+        key_names = [k for k in key_names if k in by_name]  # a key column of a type Debezium cannot represent
         key_fields = [{**by_name[k], "optional": False} for k in key_names]
+        self.stage = columns_stage.table((self.qualified,), [c for c in described if c.name not in hidden],
+                                         hidden=hidden)
         self.envelope = TableEnvelope(
             topic=table_topic(topic_prefix, self.schema, self.name),
             table_id=self.qualified,
             schema_name_prefix=f"{topic_prefix}.{self.schema}.{self.name}",
             key_fields=key_fields,
-            value_fields=fields,
+            value_fields=[f for f in fields if f["field"] not in hidden],
             source_schema=SOURCE_SCHEMA,
+            stage=self.stage,
         )
         self.key_names = tuple(key_names)
         self.native: Any = None  # a cdc.sources.postgres.native_rows.RowEncoder when the stream uses one
@@ -183,17 +195,17 @@ class RowFormat:
 @dataclass(frozen=True)
 class TableStates:
     """The :class:`TableState` of a table version under this pipeline's options (topic prefix, type
-    modes, column filter, message.key.columns, the unavailable-value placeholder)."""
+    modes, the column options, message.key.columns, the unavailable-value placeholder)."""
 
     topic_prefix: str
     types: TypeRegistry
     modes: TypeModes
-    column_filter: NameFilter
+    columns: ColumnStage
     key_spec: dict[str, list[str]]
     unavailable_placeholder: str
 
     def __call__(self, table: CatalogTable, columns: Sequence[ColumnType] | None = None) -> TableState:
         """``columns``: as a Relation message lists them (default: the catalog's)."""
         return TableState(table, table.columns if columns is None else columns, topic_prefix=self.topic_prefix,
-                          types=self.types, modes=self.modes, column_filter=self.column_filter,
+                          types=self.types, modes=self.modes, columns_stage=self.columns,
                           key_spec=self.key_spec, unavailable_placeholder=self.unavailable_placeholder)

@@ -278,7 +278,7 @@ class SqlServerSource:
 
     def _state(self, instance: CaptureInstance) -> TableState:
         return TableState(instance, topic_prefix=self.prefix, modes=self.modes,
-                          column_filter=self._common.column_filter, key_spec=self._common.key_spec)
+                          columns=self._common.columns, key_spec=self._common.key_spec)
 
     def _builder(self, database: str) -> EventBuilder:
         # one emitter per database: each has its own transactions

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cdc.core import connect
+from cdc.core.columns import ColumnStage, source_column
 from cdc.core.envelope import TableEnvelope
-from cdc.core.filters import NameFilter, resolve_key_columns
+from cdc.core.filters import resolve_key_columns
 from cdc.core.schema import Table, TableId
 from cdc.core.topics import table_topic
 from cdc.sources.sqlserver.lsn import Lsn
@@ -106,7 +107,7 @@ class TableState:
     """Decoding of one capture instance's rows into Debezium row structs."""
 
     def __init__(self, instance: CaptureInstance, *, topic_prefix: str, modes: TypeModes,
-                 column_filter: NameFilter, key_spec: dict[str, list[str]]) -> None:
+                 columns: ColumnStage, key_spec: dict[str, list[str]]) -> None:
         self.instance = instance
         db, schema, name = instance.database, instance.schema, instance.table
         self.data_collection = instance.data_collection
@@ -114,29 +115,38 @@ class TableState:
         by_name: dict[str, dict[str, Any]] = {}
         spec: list[tuple[str, Callable[[Any], Any]]] = []
         kept: list[SqlColumn] = []
+        table_ids = (f"{schema}.{name}", self.data_collection)
+        names = [c.name for c in instance.columns]
+        # The key's columns are read even when the column options leave them out of the rows: keys keep them.
+        key_names = resolve_key_columns(key_spec, list(table_ids), instance.index_columns, names, names)
+        hidden: list[str] = []
         for column in instance.columns:
-            if not column_filter(f"{schema}.{name}.{column.name}"):
-                continue
+            if not columns.captured(table_ids, column.name):
+                if column.name not in key_names:
+                    continue
+                hidden.append(column.name)
             f = connect.field(column.name, field_schema(column, modes))
             fields.append(f)
             by_name[column.name] = f
             spec.append((column.name, converter(column, modes)))
             kept.append(column)
         self._spec = tuple(spec)
-        key_names = resolve_key_columns(key_spec, [f"{schema}.{name}", self.data_collection], instance.index_columns,
-                                        [c.name for c in instance.columns], by_name)
         self.key_names = tuple(key_names)
+        described = [table_column(c) for c in kept]
+        self.stage = columns.table(table_ids, [source_column(c) for c in described if c.name not in hidden],
+                                   hidden=hidden)
         self.envelope = TableEnvelope(
             topic=table_topic(topic_prefix, db, schema, name),
             table_id=self.data_collection,
             schema_name_prefix=f"{topic_prefix}.{db}.{schema}.{name}",
             key_fields=[{**by_name[k], "optional": False} for k in key_names],
-            value_fields=fields,
+            value_fields=[f for f in fields if f["field"] not in hidden],
             source_schema=SOURCE_SCHEMA,
+            stage=self.stage,
         )
         self.table = Table(
             id=instance.table_id,
-            columns=tuple(table_column(c) for c in kept),
+            columns=tuple(c for c in described if c.name not in hidden),
             primary_key=tuple(instance.index_columns),
         )
 
