@@ -19,6 +19,7 @@ Debezium's semantics, as its 3.6.1 jars behave (tests/conformance/workloads/*_co
 """
 from __future__ import annotations
 
+import base64
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -197,8 +198,12 @@ def truncated(value: Any, length: int) -> Any:
     return value
 
 
-def _truncator(length: int) -> ValueMapper:
-    return lambda value: truncated(value, length)
+def _truncator(length: int, schema: Mapping[str, Any]) -> ValueMapper:
+    if schema.get("type") == "bytes" and "name" not in schema:  # raw bytes, base64 in the JSON-ready row
+        return lambda value: value if value is None else base64.b64encode(base64.b64decode(value)[:length]).decode()
+    if schema.get("type") == "string":
+        return lambda value: truncated(value, length)
+    return lambda value: value  # Debezium cuts only strings and byte buffers (not a decimal's bytes, not a list)
 
 
 # ---- the rules ------------------------------------------------------------------------------------------
@@ -219,11 +224,12 @@ class _Rule:
         last = column.type_name if self.by_type else column.name
         return any(p.fullmatch(f"{t}.{last}") for t in table_ids for p in self.patterns)
 
-    def apply(self, column: SourceColumn) -> tuple[dict[str, str], ValueMapper | None]:
+    def apply(self, column: SourceColumn, schema: Mapping[str, Any]) -> tuple[dict[str, str], ValueMapper | None]:
+        """The parameters it adds to the column's field ``schema`` and the function its values go through."""
         if self.kind == "truncate":
             if column.length is not None and 0 <= column.length <= self.size:
                 return {}, None  # never longer than N: Debezium leaves it alone
-            return {TRUNCATE_LENGTH: str(self.size)}, _truncator(self.size)
+            return {TRUNCATE_LENGTH: str(self.size)}, _truncator(self.size, schema)
         if self.kind == "mask":
             return {MASKED: "true"}, _masker("*" * self.size) if column.is_character else None
         if self.kind == "hash":
@@ -313,18 +319,18 @@ class ColumnStage:
             return any(self.filter(f"{t}.{column}") for t in table_ids)
         return all(self.filter(f"{t}.{column}") for t in table_ids)
 
-    def table(self, table_ids: Sequence[str], columns: Iterable[SourceColumn],
+    def table(self, table_ids: Sequence[str], columns: Iterable[SourceColumn], schemas: Mapping[str, Mapping[str, Any]],
               hidden: Iterable[str] = ()) -> TableStage:
-        """What the options do to a table version's captured ``columns``; ``table_ids``: the names a pattern may
-        use for the table (schema.table, and database.schema.table where the source has both); ``hidden``: key
-        columns the rows hold for the key only."""
+        """What the options do to a table version's captured ``columns`` (``schemas``: their field schemas by
+        name); ``table_ids``: the names a pattern may use for the table (schema.table, and
+        database.schema.table where the source has both); ``hidden``: key columns the rows hold for the key only."""
         parameters: dict[str, dict[str, str]] = {}
         values: dict[str, ValueMapper] = {}
         renames: dict[str, str] = {}
         for column in columns:
             rule = next((r for r in self.rules if r.matches(table_ids, column)), None)
             if rule is not None:
-                params, mapper = rule.apply(column)
+                params, mapper = rule.apply(column, schemas[column.name])
                 if params:
                     parameters[column.name] = params
                 if mapper is not None:

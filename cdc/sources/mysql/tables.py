@@ -81,7 +81,7 @@ class TableState:
         self._set_columns = tuple(set_columns)
         key_names = [k for k in key_names if k in by_name]  # a key column of a type Debezium cannot represent
         described = [source_column(c) for c in table.columns if c.name in by_name and c.name not in hidden]
-        self.stage = columns_stage.table((self.qualified,), described, hidden=hidden)
+        self.stage = columns_stage.table((self.qualified,), described, by_name, hidden=hidden)
         self.envelope = TableEnvelope(
             topic=table_topic(topic_prefix, self.database, self.name),
             table_id=self.qualified,

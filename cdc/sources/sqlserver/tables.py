@@ -133,7 +133,7 @@ class TableState:
         self._spec = tuple(spec)
         self.key_names = tuple(key_names)
         described = [table_column(c) for c in kept]
-        self.stage = columns.table(table_ids, [source_column(c) for c in described if c.name not in hidden],
+        self.stage = columns.table(table_ids, [source_column(c) for c in described if c.name not in hidden], by_name,
                                    hidden=hidden)
         self.envelope = TableEnvelope(
             topic=table_topic(topic_prefix, db, schema, name),

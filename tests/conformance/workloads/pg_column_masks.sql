@@ -18,6 +18,9 @@ INSERT INTO customers VALUES (1, 'ann@example.com', '123-45-6789', 'Ann', 'first
 INSERT INTO accounts VALUES ('ann', 10);
 INSERT INTO kinds VALUES (1, 'happy', 'dv', '<a/>', 'nm', 'c', '{}');
 -- @@CAPTURE
+-- a transaction of its own before the first change, which is then not at the snapshot's LSN and xid (deviations.py)
+CREATE TABLE wal_filler (id int);
+-- @@STEP
 INSERT INTO customers VALUES (2, 'bob@example.com', '987-65-4321', 'Bøb Ünïcode ✓', NULL, NULL, NULL,
   NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 INSERT INTO customers VALUES (3, NULL, NULL, NULL, 'n3', 'b3', 1, '{}', '[]', '\x', '\x00', 'tiny', 'ab', 'Bern');
