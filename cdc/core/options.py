@@ -31,11 +31,17 @@ def connection_options(*, server: str, port: int, user: str, user_doc: str) -> t
     )
 
 
+def _retries(value: int) -> str | None:
+    return None if value >= -1 else "must be -1 (no limit), 0 (no retries) or more"
+
+
+# Debezium's defaults: retriable failures (a lost connection, a server restarting) are retried without limit,
+# the first time after 10 s; each attempt is logged with its cause.
 RETRY_OPTIONS: tuple[Option, ...] = (
-    Option("errors.max.retries", int, 5, "Attempts to (re)connect after a transient failure before giving up.",
-           validator=non_negative),
-    Option("retriable.restart.connector.wait.ms", int, 500, "First pause before reconnecting; doubles each attempt.",
-           validator=non_negative),
+    Option("errors.max.retries", int, -1, "Attempts to (re)connect after a transient failure before giving up: "
+           "-1 without limit (Debezium's default), 0 none.", validator=_retries),
+    Option("retriable.restart.connector.wait.ms", int, 10000, "First pause before reconnecting; doubles each "
+           "attempt, at most 30 s.", validator=non_negative),
 )
 
 

@@ -1,6 +1,6 @@
 """One retry policy for every source: a retriable :class:`CdcError` is retried with doubling waits
 (``retriable.restart.connector.wait.ms``, at most 30 s apart) up to ``errors.max.retries``
-times; anything else, or a pipeline that is stopping, fails at once.
+times (-1, Debezium's default: without limit); anything else, or a pipeline that is stopping, fails at once.
 
 Sources translate their driver's errors into ``CdcError`` with ``retriable`` set (a lost
 connection, a server restarting) before the policy sees them; the decision is made only here.
@@ -38,7 +38,9 @@ class RetryPolicy:
 
     def should_retry(self, error: BaseException, attempt: int, stopping: bool = False) -> bool:
         """Whether retry number ``attempt`` may follow ``error``."""
-        return isinstance(error, CdcError) and error.retriable and attempt <= self.max_retries and not stopping
+        limited = self.max_retries >= 0  # -1: no limit, as Debezium's default
+        return isinstance(error, CdcError) and error.retriable and not stopping \
+            and (not limited or attempt <= self.max_retries)
 
     def call(self, what: str, action: Callable[[], T], stopping: Callable[[], bool] = lambda: False) -> T:
         """``action()``, retried while its errors are retriable; a last retriable failure says how
@@ -58,8 +60,9 @@ class RetryPolicy:
 
     def pause(self, what: str, error: CdcError, attempt: int) -> None:
         wait = self.wait(attempt)
-        log.warning("%s failed (%s); retrying in %.1f s (attempt %d of %d)", what,
-                    error.message.splitlines()[0], wait, attempt, self.max_retries)
+        of = "no limit: errors.max.retries=-1" if self.max_retries < 0 else f"of {self.max_retries}"
+        log.warning("%s failed (%s); retrying in %.1f s (attempt %d, %s)", what,
+                    error.message.splitlines()[0], wait, attempt, of)
         self.sleep(wait)
 
     def resumed(self, what: str, run: Callable[[], Iterator[T]], reset: Callable[[], None],

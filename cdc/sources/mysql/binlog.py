@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pymysql
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.event import (
     GtidEvent,
     HeartbeatLogEvent,
+    MariadbAnnotateRowsEvent,
     MariadbGtidEvent,
     QueryEvent,
     RotateEvent,
@@ -22,14 +24,14 @@ from pymysqlreplication.event import (
 )
 from pymysqlreplication.row_event import DeleteRowsEvent, TableMapEvent, UpdateRowsEvent, WriteRowsEvent
 
-from cdc.sources.mysql.binlog_compat import patch_query_event_status_vars
+from cdc.sources.mysql.binlog_compat import annotating, patch_query_event_status_vars
 
 patch_query_event_status_vars()  # MariaDB 11's query-event status variables (binlog_compat.py)
 
 ROW_EVENTS = (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)
 EVENTS = [
     QueryEvent, XidEvent, GtidEvent, MariadbGtidEvent, RotateEvent, HeartbeatLogEvent, RowsQueryLogEvent,
-    TableMapEvent, *ROW_EVENTS,
+    MariadbAnnotateRowsEvent, TableMapEvent, *ROW_EVENTS,
 ]
 # The library reports an event's body size; the header (19 bytes) and, with binlog_checksum, a
 # CRC32 (4 bytes) frame it.
@@ -37,9 +39,11 @@ _HEADER = 19
 
 
 def open_stream(connection: dict[str, Any], server_id: int, file: str, pos: int,
-                heartbeat_s: float) -> BinLogStreamReader:
+                heartbeat_s: float, *, statements: bool = False) -> BinLogStreamReader:
+    """``statements``: also MariaDB's Annotate_rows events (include.query)."""
     return BinLogStreamReader(
         connection_settings=connection,
+        pymysql_wrapper=annotating(pymysql.connections.Connection) if statements else None,
         server_id=server_id,
         log_file=file,
         log_pos=pos,

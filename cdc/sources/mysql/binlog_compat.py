@@ -101,3 +101,27 @@ def patch_query_event_status_vars() -> None:
     QueryEvent._advance_to_payload = _advance_to_payload  # type: ignore[method-assign]
     QueryEvent._read_status_vars_value_for_key = _read_status_vars_value_for_key  # type: ignore[method-assign]
     setattr(QueryEvent, _PATCHED, True)
+
+
+# ---- MariaDB's Annotate_rows events over a dump by file and position --------------------------------
+
+COM_BINLOG_DUMP = 0x12
+BINLOG_SEND_ANNOTATE_ROWS_EVENT = 0x02
+
+
+def annotating(connection_class: type) -> type:
+    """A pymysql connection class that asks for MariaDB's Annotate_rows events (the statement of each rows
+    event, for include.query). MariaDB sends them only to a replica that sets this flag in its
+    COM_BINLOG_DUMP request; python-mysql-replication sets it only when it dumps by GTID, so the request it
+    writes by file and position gets the flag here (a MySQL server ignores it: it logs Rows_query events
+    of its own, under binlog_rows_query_log_events)."""
+
+    class AnnotatingConnection(connection_class):  # type: ignore[misc,valid-type]
+        def _write_bytes(self, data: bytes) -> None:
+            # the request: a 4-byte length, the command, the 4-byte position, then the 2-byte flags
+            if len(data) > 10 and data[4] == COM_BINLOG_DUMP:
+                flags = int.from_bytes(data[9:11], "little") | BINLOG_SEND_ANNOTATE_ROWS_EVENT
+                data = data[:9] + flags.to_bytes(2, "little") + data[11:]
+            super()._write_bytes(data)
+
+    return AnnotatingConnection

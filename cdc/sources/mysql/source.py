@@ -130,6 +130,7 @@ class MySqlSource:
                                 config.get("heartbeat.interval.ms")),
             stopping=self._is_stopping, offset=self._offset, between=self._signals.between_transactions,
             wants_turn=lambda: self._signals.wants_turn)
+        self._streamer.statements = self.include_query
         self.info: ServerInfo | None = None
         self._schema_events = SchemaChangeEvents(self.prefix, "mysql", self._tables.source_schema)
         self._conn: pymysql.connections.Connection | None = None  # queries beside the stream

@@ -207,6 +207,11 @@ class BinlogChanges:
         self.tx.query = redact_secrets(event.query)
         return Step.NONE
 
+    def _on_annotate_rows(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
+        """MariaDB's Annotate_rows: the statement of the rows events after it (include.query)."""
+        self.tx.query = redact_secrets(event.sql_statement.decode("utf-8", "replace"))
+        return Step.NONE
+
     def _on_query(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
         query = event.query
         upper = query.lstrip()[:8].upper()
@@ -526,6 +531,7 @@ class BinlogChanges:
     _HANDLERS: dict[type, Callable[[BinlogChanges, Any, Any, list[ChangeEvent]], Step]] = {
         bl.HeartbeatLogEvent: _on_heartbeat, bl.RotateEvent: _on_rotate, bl.MariadbGtidEvent: _on_gtid,
         bl.GtidEvent: _on_gtid, bl.TableMapEvent: _on_table_map, bl.RowsQueryLogEvent: _on_rows_query,
+        bl.MariadbAnnotateRowsEvent: _on_annotate_rows,
         bl.QueryEvent: _on_query, bl.XidEvent: _on_xid, bl.WriteRowsEvent: _on_rows, bl.UpdateRowsEvent: _on_rows,
         bl.DeleteRowsEvent: _on_rows,
     }

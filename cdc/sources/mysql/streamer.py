@@ -54,6 +54,7 @@ class BinlogStreamer:
         self._settings = settings
         self.server_id = server_id  # the replica id the reader registers with
         self.heartbeat_s = heartbeat_s
+        self.statements = False  # include.query: MariaDB's Annotate_rows events asked for too
         self.max_batch = max_batch
         self._heartbeat = heartbeat
         self._stopping = stopping
@@ -81,7 +82,7 @@ class BinlogStreamer:
 
     def _open(self, file: str, pos: int) -> None:
         self._reader = bl.open_stream(self._settings.replication_settings(), self.server_id, file, pos,
-                                      self.heartbeat_s)
+                                      self.heartbeat_s, statements=self.statements)
         log.info("reading the binlog from %s:%d", file, pos)
 
     # ---- batches ----------------------------------------------------------------------------
