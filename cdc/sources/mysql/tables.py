@@ -86,7 +86,7 @@ class TableState:
             topic=table_topic(topic_prefix, self.database, self.name),
             table_id=self.qualified,
             schema_name_prefix=f"{topic_prefix}.{self.database}.{self.name}",
-            key_fields=[{**by_name[k], "optional": False} for k in key_names],
+            key_fields=[by_name[k] for k in key_names],
             value_fields=[f for f in fields if f["field"] not in hidden],
             source_schema=source_schema,
             stage=self.stage,

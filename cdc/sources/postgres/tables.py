@@ -115,7 +115,7 @@ class TableState:
         self._spec_types = tuple(spec_types)
         self._modes = modes
         key_names = [k for k in key_names if k in by_name]  # a key column of a type Debezium cannot represent
-        key_fields = [{**by_name[k], "optional": False} for k in key_names]
+        key_fields = [by_name[k] for k in key_names]
         self.stage = columns_stage.table((self.qualified,), [c for c in described if c.name not in hidden], by_name,
                                          hidden=hidden)
         self.envelope = TableEnvelope(

@@ -139,7 +139,7 @@ class TableState:
             topic=table_topic(topic_prefix, db, schema, name),
             table_id=self.data_collection,
             schema_name_prefix=f"{topic_prefix}.{db}.{schema}.{name}",
-            key_fields=[{**by_name[k], "optional": False} for k in key_names],
+            key_fields=[by_name[k] for k in key_names],
             value_fields=[f for f in fields if f["field"] not in hidden],
             source_schema=SOURCE_SCHEMA,
             stage=self.stage,
