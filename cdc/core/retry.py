@@ -60,8 +60,8 @@ class RetryPolicy:
 
     def pause(self, what: str, error: CdcError, attempt: int) -> None:
         wait = self.wait(attempt)
-        of = "no limit: errors.max.retries=-1" if self.max_retries < 0 else f"of {self.max_retries}"
-        log.warning("%s failed (%s); retrying in %.1f s (attempt %d, %s)", what,
+        of = ", no limit: errors.max.retries=-1" if self.max_retries < 0 else f" of {self.max_retries}"
+        log.warning("%s failed (%s); retrying in %.1f s (attempt %d%s)", what,
                     error.message.splitlines()[0], wait, attempt, of)
         self.sleep(wait)
 
