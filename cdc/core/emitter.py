@@ -8,6 +8,8 @@
     truncate-> t (no key)
 
 ``skipped.operations`` drops c, u, d or t (a key change is an update: skipping u drops it whole);
+``skip.messages.without.change`` drops an update whose before and after images hold the same values
+in the columns events carry (column.include.list / column.exclude.list);
 with ``provide.transaction.metadata`` every data event gets its ``transaction`` block, numbered
 over the transaction and per table, between the BEGIN and END events. A source decodes its log
 and calls these; nothing else decides what a change becomes.
@@ -33,18 +35,20 @@ Timestamps = tuple[int, int, int] | None
 
 
 class ChangeEmitter:
-    __slots__ = ("tombstones", "skipped", "tracker")
+    __slots__ = ("tombstones", "skipped", "tracker", "skip_unchanged")
 
-    def __init__(self, *, tombstones: bool, skipped: frozenset[str], tracker: TransactionTracker | None) -> None:
+    def __init__(self, *, tombstones: bool, skipped: frozenset[str], tracker: TransactionTracker | None,
+                 skip_unchanged: bool = False) -> None:
         self.tombstones = tombstones
         self.skipped = skipped
         self.tracker = tracker
+        self.skip_unchanged = skip_unchanged  # skip.messages.without.change
 
     @classmethod
     def from_settings(cls, settings: Any) -> ChangeEmitter:
         """From :class:`cdc.core.source.SourceSettings` (tombstones, skipped operations, transactions)."""
         return cls(tombstones=settings.tombstones, skipped=settings.skipped_operations,
-                   tracker=settings.transaction_tracker())
+                   tracker=settings.transaction_tracker(), skip_unchanged=settings.skip_unchanged)
 
     def emits(self, op: str) -> bool:
         return op not in self.skipped
@@ -85,6 +89,8 @@ class ChangeEmitter:
             if old_key != envelope.key_of(after) and any(v is not None for v in old_key.values()):  # type: ignore[union-attr]
                 self.key_change(out, envelope, old, after, source, source, position, ts)
                 return
+        if self.skip_unchanged and before is not None and envelope.unchanged(before, after):
+            return  # no column the events hold changed (skip.messages.without.change)
         # a row the codec wrote carries its key (cdc.core.native_row.NativeRow): not read back from it
         out.append(envelope.event(OP_UPDATE, before, after, source, self._block(envelope), position=position, ts=ts,
                                   key=getattr(after, "key", None)))

@@ -115,6 +115,10 @@ class TableEnvelope:
             return None
         return {name: row.get(column) for name, column in zip(self._key_names, self.key_fields, strict=True)}
 
+    def unchanged(self, before: dict[str, Any], after: dict[str, Any]) -> bool:
+        """Whether an update changed none of the columns events hold (skip.messages.without.change)."""
+        return all(before.get(column) == after.get(column) for column in self.value_fields)
+
     def _shape(self, row: dict[str, Any] | None) -> dict[str, Any] | None:
         """A row as events carry it under the column options: mapped values, adjusted names."""
         stage = self._stage

@@ -99,7 +99,6 @@ TREATMENTS: dict[str, Treatment] = {
     # ---- what events hold: refused until implemented -------------------------------------------------------
     "converters": Refused("custom converters are " + _LATER),
     "post.processors": Refused("post processors are " + _LATER),
-    "skip.messages.without.change": Refused(_LATER),
     "unavailable.value.placeholder": Refused(_LATER),
     "event.processing.failure.handling.mode": Refused(_LATER + " (cdc stops at an event it cannot process, as "
                                                       "fail, the default, does)"),

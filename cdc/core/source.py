@@ -274,6 +274,7 @@ class SourceSettings:
     include_schema_changes: bool
     transaction_topic: str | None  # None: provide.transaction.metadata is off
     skipped_operations: frozenset[str]  # of c, u, d, t
+    skip_unchanged: bool = False  # skip.messages.without.change
 
     @classmethod
     def from_config(cls, config: Config) -> SourceSettings:
@@ -293,6 +294,7 @@ class SourceSettings:
             transaction_topic=(transaction_topic(prefix, config.get("transaction.topic"))
                                if config.get("provide.transaction.metadata") else None),
             skipped_operations=frozenset(op.strip() for op in config.get("skipped.operations") or ()) - {"none", ""},
+            skip_unchanged=config.get("skip.messages.without.change"),
         )
 
     def transaction_tracker(self) -> TransactionTracker | None:
