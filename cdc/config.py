@@ -191,11 +191,21 @@ class Config:
     def masked(self) -> dict[str, Any]:
         """The properties with every secret replaced, safe to print or log."""
         out = {}
+        custom = self._sanitize_pattern()
         for name, value in sorted(self.properties.items()):
             option = self.options.get(name)
-            secret = (option is not None and option.secret) or _looks_secret(name)
+            secret = (option is not None and option.secret) or _looks_secret(name) \
+                or (custom is not None and custom.fullmatch(name) is not None)
             out[name] = SECRET_MASK if secret and value not in (None, "") else value
         return out
+
+    def _sanitize_pattern(self) -> re.Pattern[str] | None:
+        """custom.sanitize.pattern: more property names whose values are never shown (beside cdc's own rule)."""
+        raw = self.properties.get("custom.sanitize.pattern")
+        try:
+            return re.compile(str(raw), re.IGNORECASE) if raw else None
+        except re.error:
+            return re.compile(".*")  # an invalid pattern is reported by validate(); until then hide everything
 
     def __repr__(self) -> str:  # never print a password by accident
         return f"Config({self.masked()!r})"
@@ -223,7 +233,7 @@ CONNECT_PREFIXES = ("errors.deadletterqueue.", "admin.", "consumer.override.", "
 # A property whose name says it holds a secret, declared or not (a misspelled database.pasword, a
 # client's ssl.keystore.key): its value is never shown.
 _SECRET_NAME = re.compile(r"pass|pasw|pwd|secret|token|credential|jaas|private|user\.info|api[._-]?key|"
-                          r"(^|[._])key$|keystore\.(key|certificate)", re.I)
+                          r"connection\.?string|(^|[._])key$|keystore\.(key|certificate)", re.I)
 
 
 def _looks_secret(name: str) -> bool:
@@ -348,6 +358,14 @@ def regular_expressions(value: list[str]) -> str | None:
     return patterns_problem(value)
 
 
+def _regular_expression(value: str) -> str | None:
+    try:
+        re.compile(value)
+    except re.error as exc:
+        return f"is not a valid regular expression ({exc.msg} at position {exc.pos})"
+    return None
+
+
 def _key_columns(value: str) -> str | None:
     try:
         parse_key_columns(value)
@@ -386,6 +404,9 @@ def _operations(value: list[str]) -> str | None:
 
 CORE_OPTIONS: tuple[Option, ...] = (
     Option("name", str, "cdc", "Logical name of this pipeline; the key of its stored offsets."),
+    Option("custom.sanitize.pattern", str, None, "A regular expression of property names whose values are never "
+           "printed or logged, beside those cdc always hides (passwords, secrets, keys, tokens, credentials, JAAS "
+           "configs: Debezium's default pattern and more).", validator=_regular_expression),
     Option("offset.takeover", bool, False, "Resume from a stored offset that cdc did not write (a Debezium "
            "connector's, in its offsets file or topic under the same name): from then on that connector's position "
            "moves with cdc's. Set it only to switch from Debezium, with that connector stopped for good."),

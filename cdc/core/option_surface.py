@@ -159,7 +159,6 @@ TREATMENTS: dict[str, Treatment] = {
     "signal.poll.interval.ms": Refused(_LATER),
     "notification.enabled.channels": Refused("notifications are " + _LATER),
     "notification.sink.topic.name": Mapped("read only with notification.enabled.channels, which cdc refuses"),
-    "custom.sanitize.pattern": Refused(_LATER),
 }
 
 # Where a connector's option means something else than the shared one, or exists for it alone.

@@ -3,12 +3,13 @@ property's spelling, never in a log; files cdc writes readable by their owner on
 from __future__ import annotations
 
 import logging
+import re
 import stat
 from pathlib import Path
 
 import pytest
 
-from cdc.config import CORE_OPTIONS, Config, parse_properties
+from cdc.config import CORE_OPTIONS, SECRET_MASK, Config, parse_properties
 from cdc.core.errors import ConfigError
 from cdc.core.records import SinkRecord
 from cdc.core.schema_history import FileSchemaHistory
@@ -85,3 +86,20 @@ def test_files_are_created_for_their_owner_only(tmp_path: Path) -> None:
     assert stat.S_IMODE((tmp_path / "history.jsonl").stat().st_mode) == 0o600
     with pytest.raises(ConfigError, match="sink.files.mode"):
         Config({"sink.files.mode": "rw"}).declare(FileSink.options).validate()
+
+
+def test_debeziums_default_sanitize_pattern_is_within_cdcs_own_rule() -> None:
+    """Every property name Debezium's default custom.sanitize.pattern hides, cdc hides without being told."""
+    from cdc.core.debezium_options import OPTIONS
+
+    default = OPTIONS["io.debezium.connector.postgresql.PostgresConnector"]["custom.sanitize.pattern"][0]
+    names = ["a.secret", "database.password", "x.sasl.jaas.config", "schema.registry.basic.auth.user.info",
+             "registry.auth.client-secret", "gcp.credentials.json", "db.connectionstring", "db.connection.string"]
+    assert all(re.fullmatch(default, n) for n in names)
+    shown = Config({n: "value" for n in names}).masked()
+    assert set(shown.values()) == {SECRET_MASK}
+
+
+def test_custom_sanitize_pattern_hides_more_names() -> None:
+    config = Config({"custom.sanitize.pattern": r".*\.tenant", "acme.tenant": "t-123", "acme.region": "eu"})
+    assert config.masked()["acme.tenant"] == SECRET_MASK and config.masked()["acme.region"] == "eu"
