@@ -154,7 +154,7 @@ TREATMENTS: dict[str, Treatment] = {
     "query.fetch.size": Refused(_LATER),
     "database.query.timeout.ms": Refused(_LATER),
     "database.initial.statements": Refused(_LATER),
-    "heartbeat.action.query": Refused(_LATER + " for this connector"),
+    "heartbeat.action.query": Refused(_LATER + " for SQL Server"),
     "include.schema.comments": Refused(_LATER + " for this connector"),
     "signal.poll.interval.ms": Refused(_LATER),
     "notification.enabled.channels": Refused("notifications are " + _LATER),

@@ -57,3 +57,10 @@ def snapshot_options(modes: tuple[str, ...], *, fetch_size: int = 10240) -> tupl
                "Show a progress bar during snapshots (auto: when stderr is a terminal).",
                choices=("auto", "bar", "log", "off")),
     )
+
+
+# Run where the source has a connection beside its log reader (PostgreSQL, MySQL/MariaDB).
+HEARTBEAT_QUERY_OPTION = Option(
+    "heartbeat.action.query", str, None,
+    "SQL run on every heartbeat (heartbeat.interval.ms), e.g. an UPDATE of a heartbeat table so that the log "
+    "moves on a quiet database and the stored position with it; a failure is logged and the stream goes on.")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from cdc.config import Option, positive, regular_expressions
 from cdc.core.native_row import NATIVE_ROWS_OPTION
-from cdc.core.options import RETRY_OPTIONS, connection_options, snapshot_options
+from cdc.core.options import HEARTBEAT_QUERY_OPTION, RETRY_OPTIONS, connection_options, snapshot_options
 from cdc.core.signals import SIGNAL_OPTIONS
 
 MYSQL_OPTIONS: tuple[Option, ...] = (
@@ -52,6 +52,7 @@ MYSQL_OPTIONS: tuple[Option, ...] = (
     Option("read.only", bool, False, "Incremental snapshots without writing to the database: each chunk's "
            "watermarks are the binlog positions before and after it is read, not rows in the signal table "
            "(send signals through the file or Kafka channel)."),
+    HEARTBEAT_QUERY_OPTION,
     *RETRY_OPTIONS,
     Option("binlog.heartbeat.interval.ms", int, 500, "How often the server sends a heartbeat on an idle binlog, "
            "so the pipeline flushes and stops promptly."),

@@ -32,7 +32,7 @@ import pymysql
 from cdc.config import CORE_OPTIONS, Config, Option
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.envelope import now_ts
-from cdc.core.errors import OffsetStoreError, SourceError
+from cdc.core.errors import CdcError, OffsetStoreError, SourceError
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import IncrementalSnapshot
 from cdc.core.native_row import native_module
@@ -131,6 +131,9 @@ class MySqlSource:
             stopping=self._is_stopping, offset=self._offset, between=self._signals.between_transactions,
             wants_turn=lambda: self._signals.wants_turn)
         self._streamer.statements = self.include_query
+        self._heartbeat_query: str | None = config.get("heartbeat.action.query")
+        if self._heartbeat_query:
+            self._streamer.heartbeat_action = self._run_heartbeat_query
         self.info: ServerInfo | None = None
         self._schema_events = SchemaChangeEvents(self.prefix, "mysql", self._tables.source_schema)
         self._conn: pymysql.connections.Connection | None = None  # queries beside the stream
@@ -282,6 +285,14 @@ class MySqlSource:
         if self.info is not None:
             offset["server_identity"] = self.info.identity
         return offset
+
+    def _run_heartbeat_query(self) -> None:
+        """heartbeat.action.query on the connection beside the binlog reader; a failure does not stop the stream."""
+        try:
+            with self._control_conn().cursor() as cursor:
+                cursor.execute(self._heartbeat_query)
+        except (pymysql.MySQLError, CdcError) as exc:
+            log.warning("heartbeat.action.query failed: %s", exc)
 
     def _control_conn(self) -> pymysql.connections.Connection:
         if self._conn is None or not self._conn.open:

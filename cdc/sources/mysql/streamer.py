@@ -55,6 +55,7 @@ class BinlogStreamer:
         self.server_id = server_id  # the replica id the reader registers with
         self.heartbeat_s = heartbeat_s
         self.statements = False  # include.query: MariaDB's Annotate_rows events asked for too
+        self.heartbeat_action: Callable[[], None] = lambda: None  # heartbeat.action.query
         self.max_batch = max_batch
         self._heartbeat = heartbeat
         self._stopping = stopping
@@ -117,6 +118,7 @@ class BinlogStreamer:
             beat = self._heartbeat.due()
             if beat is not None:
                 pending.events.append(beat)
+                self.heartbeat_action()
             yield from self._between(pending.events)
         if pending.events or between:
             yield Batch(pending.events, self._offset(self.position) if between else None, caught_up=between)

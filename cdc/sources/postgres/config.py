@@ -5,7 +5,7 @@ import re
 
 from cdc.config import Option, non_negative
 from cdc.core.native_row import NATIVE_ROWS_OPTION
-from cdc.core.options import RETRY_OPTIONS, connection_options, snapshot_options
+from cdc.core.options import HEARTBEAT_QUERY_OPTION, RETRY_OPTIONS, connection_options, snapshot_options
 from cdc.core.signals import SIGNAL_OPTIONS
 from cdc.sources.postgres.guards import GUARD_OPTIONS
 
@@ -56,8 +56,7 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
     Option("read.only", bool, False, "Incremental snapshots without writing to the database: each chunk is "
            "read in a REPEATABLE READ transaction whose snapshot and WAL position bound its window, instead of "
            "watermark rows in the signal table (send signals through the file or Kafka channel). PostgreSQL 13+."),
-    Option("heartbeat.action.query", str, None,
-           "SQL run on every heartbeat, e.g. to move the slot on a quiet database."),
+    HEARTBEAT_QUERY_OPTION,
     *RETRY_OPTIONS,
     *snapshot_options(("initial", "initial_only", "no_data", "schema_only", "never", "when_needed", "always")),
 ) + SIGNAL_OPTIONS + GUARD_OPTIONS  # the slot guards: the source's own (cdc.core.source.Guarded)
