@@ -455,6 +455,8 @@ CORE_OPTIONS: tuple[Option, ...] = (
     Option("tombstones.on.delete", bool, True, "Follow each delete event with a tombstone (null value)."),
     Option("skipped.operations", list, ["t"], "Operations not to emit: c, u, d, t (truncate), or none. As in "
            "Debezium, truncates are skipped unless this says otherwise.", validator=_operations),
+    Option("event.converting.failure.handling.mode", str, "warn", "A column value that cannot be converted: null "
+           "and a warning (warn), null (skip), or stop (fail).", choices=("fail", "warn", "skip")),
     Option("skip.messages.without.change", bool, False, "Leave out an update whose before and after images hold "
            "the same values in the columns events carry (column.include.list / column.exclude.list); needs "
            "before images (PostgreSQL: REPLICA IDENTITY FULL)."),

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cdc.core.conversion_failures import ConversionFailures
 from cdc.core.errors import ConfigError
 from cdc.core.filters import REGEX_FIX, NameFilter, compile_pattern
 
@@ -294,7 +295,8 @@ class ColumnStage:
     """The column options of one pipeline, parsed once; :meth:`table` applies them to a table version."""
 
     def __init__(self, properties: Mapping[str, Any], *, include: Iterable[str] | None = None,
-                 exclude: Iterable[str] | None = None, field_names: str = "none", schema_names: str = "none") -> None:
+                 exclude: Iterable[str] | None = None, field_names: str = "none", schema_names: str = "none",
+                 failures: ConversionFailures | None = None) -> None:
         include, exclude = list(include or []), list(exclude or [])
         if include and exclude:
             raise ConfigError("column.include.list and column.exclude.list are both set; Debezium takes one or the "
@@ -304,12 +306,14 @@ class ColumnStage:
         self.field_name = name_adjuster(field_names, field_names=True)
         self.schema_name = name_adjuster(schema_names, field_names=False)
         self._renaming = field_names != "none"
+        self.failures = failures or ConversionFailures()  # event.converting.failure.handling.mode
 
     @classmethod
     def from_config(cls, config: Any) -> ColumnStage:
         return cls(config.properties, include=config.get("column.include.list"),
                    exclude=config.get("column.exclude.list"), field_names=config.get("field.name.adjustment.mode"),
-                   schema_names=config.get("schema.name.adjustment.mode"))
+                   schema_names=config.get("schema.name.adjustment.mode"),
+                   failures=ConversionFailures(config.get("event.converting.failure.handling.mode")))
 
     def captured(self, table_ids: Sequence[str], column: str) -> bool:
         """Whether events hold the column (include/exclude lists on ``table.column``, any of the table's names)."""

@@ -102,7 +102,6 @@ TREATMENTS: dict[str, Treatment] = {
     "unavailable.value.placeholder": Refused(_LATER),
     "event.processing.failure.handling.mode": Refused(_LATER + " (cdc stops at an event it cannot process, as "
                                                       "fail, the default, does)"),
-    "event.converting.failure.handling.mode": Refused(_LATER),
     "inconsistent.schema.handling.mode": Refused(_LATER + " (cdc stops at rows of a table it has no schema for, "
                                                  "as fail, the default, does)"),
     "event.deserialization.failure.handling.mode": Refused(_LATER + " (cdc stops at a binlog event it cannot "

@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 class TableState:
     __slots__ = ("table", "database", "name", "qualified", "envelope", "column_count", "modes", "stage", "_spec",
-                 "_names", "_set_columns")
+                 "_names", "_set_columns", "_failures", "_guarded")
 
     def __init__(
         self,
@@ -77,6 +77,8 @@ class TableState:
             if column.type_name.upper() == "SET":
                 set_columns.append(index)
         self._spec = tuple(spec)
+        self._failures = columns_stage.failures
+        self._guarded: tuple[tuple[int, str, Callable[[Any], Any], Any], ...] | None = None
         self._names = tuple(name for _, name, _, _ in spec)
         self._set_columns = tuple(set_columns)
         key_names = [k for k in key_names if k in by_name]  # a key column of a type Debezium cannot represent
@@ -99,8 +101,19 @@ class TableState:
 
     def row(self, values: Sequence[Any]) -> dict[str, Any]:
         """A row image (values in table column order) as the event's row struct."""
-        return {name: missing if (value := values[index]) is None else convert(value)
-                for index, name, convert, missing in self._spec}
+        try:
+            return {name: missing if (value := values[index]) is None else convert(value)
+                    for index, name, convert, missing in self._spec}
+        except Exception:  # noqa: BLE001 - a converter failed: again, column by column, under the mode
+            return {name: missing if (value := values[index]) is None else convert(value)
+                    for index, name, convert, missing in self._guarded_spec()}
+
+    def _guarded_spec(self) -> tuple[tuple[int, str, Callable[[Any], Any], Any], ...]:
+        """The spec with each converter under event.converting.failure.handling.mode (built on first need)."""
+        if self._guarded is None:
+            self._guarded = tuple((index, name, self._failures.guard(self.qualified, name, convert), missing)
+                                  for index, name, convert, missing in self._spec)
+        return self._guarded
 
     def rows(self, images: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
         """Whole row images (a snapshot's rows, every column in table order) as row structs, the same as
@@ -109,6 +122,12 @@ class TableState:
         columns. Far less Python per value than a row at a time, which decides wide tables' speed."""
         if len(images) < 2:
             return [self.row(values) for values in images]
+        try:
+            return self._rows(images)
+        except Exception:  # noqa: BLE001 - a converter failed: row by row, where it is handled
+            return [self.row(values) for values in images]
+
+    def _rows(self, images: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
         columns = list(zip(*images, strict=True))
         converted: list[Sequence[Any]] = []
         for index, _, convert, missing in self._spec:

@@ -111,6 +111,8 @@ class TableState:
             spec.append((index, column.name, convert, absent,
                          unavailable_value(pg_type, column.typmod, unavailable_placeholder, modes)))
         self._spec = tuple(spec)
+        self._failures = columns_stage.failures
+        self._guarded: tuple[tuple[int, str, Callable[[str], Any], Any, Any], ...] | None = None
         self.native_kinds = tuple(native_kinds)
         self._spec_types = tuple(spec_types)
         self._modes = modes
@@ -165,8 +167,24 @@ class TableState:
         """Converted row struct from a tuple of text values (None = NULL). An unchanged TOASTed
         value the server did not send is taken from ``old`` (REPLICA IDENTITY FULL), else it is
         Debezium's placeholder. ``key_only``: a key-only old tuple, whose NULLs are columns left out."""
+        try:
+            return self._row(self._spec, values, old, key_only)
+        except Exception:  # noqa: BLE001 - a converter failed: again, column by column, under the mode
+            return self._row(self._guarded_spec(), values, old, key_only)
+
+    def _guarded_spec(self) -> tuple[tuple[int, str, Callable[[str], Any], Any, Any], ...]:
+        """The spec with each converter under event.converting.failure.handling.mode (built on first need)."""
+        if self._guarded is None:
+            failures = self._failures
+            self._guarded = tuple((i, name, failures.guard(self.qualified, name, convert), absent, unavailable)
+                                  for i, name, convert, absent, unavailable in self._spec)
+        return self._guarded
+
+    @staticmethod
+    def _row(spec: tuple[tuple[int, str, Callable[[str], Any], Any, Any], ...], values: Sequence[Any],
+             old: Sequence[Any] | None, key_only: bool) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for index, name, convert, absent, unavailable in self._spec:
+        for index, name, convert, absent, unavailable in spec:
             value = values[index]
             if value is None:
                 out[name] = absent if key_only else None

@@ -131,6 +131,7 @@ class TableState:
             spec.append((column.name, converter(column, modes)))
             kept.append(column)
         self._spec = tuple(spec)
+        self._failures = columns.failures
         self.key_names = tuple(key_names)
         described = [table_column(c) for c in kept]
         self.stage = columns.table(table_ids, [source_column(c) for c in described if c.name not in hidden], by_name,
@@ -151,8 +152,17 @@ class TableState:
         )
 
     def row(self, values: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return self._row(self._spec, values)
+        except Exception:  # noqa: BLE001 - a converter failed: again, column by column, under the mode
+            failures, table = self._failures, self.data_collection
+            return self._row(tuple((name, failures.guard(table, name, convert)) for name, convert in self._spec),
+                             values)
+
+    @staticmethod
+    def _row(spec: tuple[tuple[str, Callable[[Any], Any]], ...], values: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for name, convert in self._spec:
+        for name, convert in spec:
             value = values.get(name)
             out[name] = None if value is None else convert(value)
         return out
