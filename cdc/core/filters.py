@@ -67,6 +67,33 @@ class NameFilter:
         return rank, name
 
 
+class TableFilter(NameFilter):
+    """The captured tables: ``table.include.list`` / ``table.exclude.list`` on the qualified name, and, where
+    the source has schemas (PostgreSQL, SQL Server), ``schema.include.list`` / ``schema.exclude.list`` on
+    the schema's: a table is captured when both let it through, as Debezium's Selectors combine them. Each
+    list is Debezium's regular expressions (matched whole, case-insensitively)."""
+
+    def __init__(self, include: Iterable[str] | None = None, exclude: Iterable[str] | None = None, *,
+                 schema_include: Iterable[str] | None = None, schema_exclude: Iterable[str] | None = None) -> None:
+        super().__init__(include, exclude)
+        schema_include, schema_exclude = list(schema_include or ()), list(schema_exclude or ())
+        if schema_include and schema_exclude:  # Debezium's validation: '"schema.include.list" is already specified'
+            raise ConfigError("schema.include.list and schema.exclude.list are both set; Debezium refuses that",
+                              fix="keep one of them")
+        self.schemas = NameFilter(schema_include, schema_exclude)
+
+    def __call__(self, name: str, schema: str | None = None) -> bool:
+        """``name``: the qualified name the table lists match (schema.table); ``schema``: its schema when
+        the name does not start with it (SQL Server's database.schema.table)."""
+        if not self.schemas.is_open and not self.schemas(schema if schema is not None else name.partition(".")[0]):
+            return False
+        return super().__call__(name)
+
+    @property
+    def is_open(self) -> bool:
+        return super().is_open and self.schemas.is_open
+
+
 def parse_key_columns(spec: str | None) -> dict[str, list[str]]:
     """``message.key.columns``: ``"inventory.customers:id,name;inventory.orders:pk"`` ->
     ``{regex-of-table: [columns]}``; the table part is a regular expression."""

@@ -56,6 +56,11 @@ _JVM_QUEUE = Mapped("cdc hands the sink batches of at most max.batch.size events
 _JAVA_CLASS = "a Java class, which cdc cannot load"
 _LATER = "not implemented in cdc yet"
 _OPENLINEAGE = Mapped("read only with openlineage.integration.enabled=true, which cdc refuses")
+# Debezium's MySQL and MariaDB connectors leave the schema lists out of their options, but its table filter
+# still reads them (RelationalTableFilters): their tables have no schema, so an include list matches no table
+# (nothing is captured) and an exclude list excludes none.
+_NO_SCHEMAS = ("MySQL and MariaDB tables have no schema: Debezium's connector does not offer it (set anyway, "
+               "schema.include.list matches no table, so nothing would be captured, and schema.exclude.list none)")
 
 
 # Options of every connector, by name. A pattern option (column.mask.with.(d+).chars) is listed under
@@ -119,21 +124,14 @@ TREATMENTS: dict[str, Treatment] = {
     "topic.key.field.regex": Refused(_LATER),
     "topic.key.field.replacement": Refused(_LATER),
     # ---- what is captured ---------------------------------------------------------------------------------
-    "schema.include.list": Refused(_LATER, "use table.include.list with the schema in each pattern "
-                                   "(inventory\\..*)"),
-    "schema.exclude.list": Refused(_LATER, "use table.exclude.list with the schema in each pattern"),
     "database.include.list": Refused("not an option of this connector"),
     "database.exclude.list": Refused("not an option of this connector"),
     "table.ignore.builtin": Refused("cdc never captures the database's own system tables"),
-    "snapshot.include.collection.list": Refused(_LATER),
-    "snapshot.select.statement.overrides": Refused(_LATER),
     "snapshot.tables.order.by.row.count": Refused(_LATER + " (tables are snapshotted in the include list's order, "
                                                   "then by name, as disabled, the default, does)"),
     "snapshot.max.threads": Refused("the initial snapshot reads one table at a time (Spark's format(\"cdc\") reads "
                                     "it in parallel on its executors)"),
     "snapshot.max.threads.multiplier": Refused("the initial snapshot reads one table at a time"),
-    "snapshot.delay.ms": Refused(_LATER),
-    "streaming.delay.ms": Refused(_LATER),
     "snapshot.lock.timeout.ms": Refused(_LATER),
     "snapshot.locking.mode": Refused(_LATER),
     "snapshot.isolation.mode": Refused(_LATER),
@@ -190,6 +188,9 @@ BY_CONNECTOR: dict[str, dict[str, Treatment]] = {
                                            "REPEATABLE READ)", at_default=False),
     },
     MYSQL: {
+        **{name: Refused(_NO_SCHEMAS, "name the databases in database.include.list / database.exclude.list, or "
+                         "the tables in table.include.list (database.table)")
+           for name in ("schema.include.list", "schema.exclude.list")},
         "database.dbname": Mapped("Debezium's MySQL connector does not read it either (database.include.list "
                                   "says which databases are captured)"),
         "database.jdbc.driver": Refused(f"{_JAVA_CLASS}; cdc connects with PyMySQL"),

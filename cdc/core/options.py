@@ -5,7 +5,8 @@ the snapshot modes it supports), so that each option still has one declaration, 
 """
 from __future__ import annotations
 
-from cdc.config import Option, non_negative, positive, tcp_port
+from cdc.config import Option, non_negative, positive, regular_expressions, tcp_port
+from cdc.core.snapshot_selection import OVERRIDE_PATTERN, OVERRIDES
 
 SNAPSHOT_MODE_DOCS = {
     "initial": "snapshot, then stream",
@@ -56,7 +57,36 @@ def snapshot_options(modes: tuple[str, ...], *, fetch_size: int = 10240) -> tupl
         Option("snapshot.progress", str, "auto",
                "Show a progress bar during snapshots (auto: when stderr is a terminal).",
                choices=("auto", "bar", "log", "off")),
+        *SNAPSHOT_SELECTION_OPTIONS,
     )
+
+
+# What the initial snapshot reads, and when it and the stream start (cdc.core.snapshot_selection, cdc.core.delays).
+SNAPSHOT_SELECTION_OPTIONS: tuple[Option, ...] = (
+    Option("snapshot.include.collection.list", list, None, "Regular expressions of the captured tables whose rows "
+           "the initial snapshot reads (schema.table; database.table on MySQL; database.schema.table on SQL "
+           "Server); the others are streamed but not snapshotted. Default: every captured table.",
+           validator=regular_expressions),
+    Option(OVERRIDES, str, None, "Tables (comma-separated names, as snapshot.include.collection.list names "
+           f"them) that the initial snapshot reads with the SELECT given in {OVERRIDES}.<table>, instead of "
+           "every row."),
+    Option(f"{OVERRIDES}.<table>", str, None, f"The SELECT the initial snapshot reads a table listed in {OVERRIDES} "
+           "with (e.g. SELECT * FROM shop.orders WHERE deleted = 0); its columns are matched to the table's by "
+           "name, one it leaves out is null.", pattern=OVERRIDE_PATTERN),
+    Option("snapshot.delay.ms", int, 0, "Wait this long before an initial snapshot starts; a stop ends the wait.",
+           validator=non_negative),
+    Option("streaming.delay.ms", int, 0, "Wait this long before streaming after a snapshot of this run (its "
+           "offset is stored meanwhile); a stop ends the wait.", validator=non_negative),
+)
+
+# Where tables live in schemas (PostgreSQL, SQL Server): the schemas whose tables are captured.
+SCHEMA_FILTER_OPTIONS: tuple[Option, ...] = (
+    Option("schema.include.list", list, None, "Regular expressions of schema names whose tables are captured (and "
+           "table.include.list / table.exclude.list among them). Not with schema.exclude.list.",
+           validator=regular_expressions),
+    Option("schema.exclude.list", list, None, "Regular expressions of schema names whose tables are not captured.",
+           validator=regular_expressions),
+)
 
 
 # Run where the source has a connection beside its log reader (PostgreSQL, MySQL/MariaDB).

@@ -39,8 +39,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 from cdc.config import Config, Option
 from cdc.core.columns import ColumnStage
 from cdc.core.errors import ConfigError
-from cdc.core.filters import NameFilter, parse_key_columns
+from cdc.core.filters import TableFilter, parse_key_columns
 from cdc.core.records import Batch
+from cdc.core.snapshot_selection import SnapshotSelection
 from cdc.core.topics import transaction_topic
 from cdc.core.transactions import TransactionTracker
 
@@ -268,13 +269,16 @@ class SourceSettings:
     prefix: str
     tombstones: bool
     max_batch: int
-    table_filter: NameFilter
+    table_filter: TableFilter  # table.include/exclude.list, and schema.include/exclude.list where declared
     columns: ColumnStage  # column.include/exclude.list, the column mappers, name adjustment
     key_spec: dict[str, list[str]]
     include_schema_changes: bool
     transaction_topic: str | None  # None: provide.transaction.metadata is off
     skipped_operations: frozenset[str]  # of c, u, d, t
     skip_unchanged: bool = False  # skip.messages.without.change
+    snapshot: SnapshotSelection = SnapshotSelection()  # snapshot.include.collection.list, select overrides
+    snapshot_delay_ms: int = 0  # snapshot.delay.ms (cdc.core.delays)
+    streaming_delay_ms: int = 0  # streaming.delay.ms
 
     @classmethod
     def from_config(cls, config: Config) -> SourceSettings:
@@ -287,7 +291,9 @@ class SourceSettings:
             prefix=prefix,
             tombstones=config.get("tombstones.on.delete"),
             max_batch=config.get("max.batch.size"),
-            table_filter=NameFilter(config.get("table.include.list"), config.get("table.exclude.list")),
+            table_filter=TableFilter(config.get("table.include.list"), config.get("table.exclude.list"),
+                                     schema_include=_declared(config, "schema.include.list"),
+                                     schema_exclude=_declared(config, "schema.exclude.list")),
             columns=ColumnStage.from_config(config),
             key_spec=key_spec,
             include_schema_changes=config.get("include.schema.changes"),
@@ -295,7 +301,16 @@ class SourceSettings:
                                if config.get("provide.transaction.metadata") else None),
             skipped_operations=frozenset(op.strip() for op in config.get("skipped.operations") or ()) - {"none", ""},
             skip_unchanged=config.get("skip.messages.without.change"),
+            snapshot=SnapshotSelection.from_config(config),
+            snapshot_delay_ms=_declared(config, "snapshot.delay.ms") or 0,
+            streaming_delay_ms=_declared(config, "streaming.delay.ms") or 0,
         )
 
     def transaction_tracker(self) -> TransactionTracker | None:
         return TransactionTracker(self.transaction_topic) if self.transaction_topic else None
+
+
+def _declared(config: Config, name: str) -> Any:
+    """An option some sources declare (schema lists: not MySQL's, whose Debezium connector does not have them;
+    cdc.core.options): its value where the source declares it, else None."""
+    return config.get(name) if name in config.options else None

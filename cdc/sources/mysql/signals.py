@@ -85,9 +85,11 @@ class MySqlSignals:
             return False
         return True
 
-    def queue_initial_snapshot(self) -> None:
-        """The captured tables, to be read in chunks while streaming (the queue goes into the next offset)."""
-        self.handler.queue_initial_snapshot(self.handler.captured_keys())
+    def queue_initial_snapshot(self, snapshots: Callable[[str], bool] = lambda name: True) -> None:
+        """The captured tables (those ``snapshots`` takes, by database.table: snapshot.include.collection.list),
+        to be read in chunks while streaming (the queue goes into the next offset)."""
+        self.handler.queue_initial_snapshot({name: keyed for name, keyed in self.handler.captured_keys().items()
+                                             if snapshots(name)})
 
     # ---- cdc signal -------------------------------------------------------------------------------
 

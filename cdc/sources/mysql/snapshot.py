@@ -22,6 +22,7 @@ import pymysql
 from pymysql.protocol import MysqlPacket
 
 from cdc.core.errors import RetriableSourceError, SourceError
+from cdc.core.snapshot_selection import match_columns
 from cdc.sources.mysql.connection import (
     ER_ACCESS_DENIED,
     ER_SPECIFIC_ACCESS_DENIED,
@@ -221,15 +222,34 @@ def select_packets(conn: pymysql.connections.Connection, database: str, table: s
     return _select(conn, database, table, batch_rows, None, _packet_batches)
 
 
+def select_statement(conn: pymysql.connections.Connection, database: str, table: str, statement: str,
+                     columns: Sequence[str], batch_rows: int) -> Iterator[list[tuple[Any, ...]]]:
+    """The rows of a SELECT of snapshot.select.statement.overrides, in batches as ``select_rows`` gives them,
+    each row as the table's ``columns``: the result's columns by name, one it leaves out None."""
+    option = f"snapshot.select.statement.overrides.{database}.{table}"
+
+    def batches_of(cur: Any) -> Callable[[Any], list[tuple[Any, ...]]]:
+        picked = match_columns([d[0] for d in cur.description or ()], columns, option)
+        values = _value_batches(cur)
+        if picked == list(range(len(columns))):
+            return values
+        return lambda rows: [tuple(row[i] if i is not None else None for i in picked) for row in values(rows)]
+
+    return _select(conn, database, table, batch_rows, None, batches_of, statement=statement)
+
+
 B = TypeVar("B")
 
 
 def _select(conn: pymysql.connections.Connection, database: str, table: str, batch_rows: int,
-            condition: str | None, batches_of: Callable[[Any], Callable[[Any], B]]) -> Iterator[B]:
-    """The rows in batches, each made by ``batches_of(cursor)`` from the fetched rows."""
+            condition: str | None, batches_of: Callable[[Any], Callable[[Any], B]],
+            statement: str | None = None) -> Iterator[B]:
+    """The rows in batches, each made by ``batches_of(cursor)`` from the fetched rows; ``statement``: the
+    SELECT to read them with instead of every row of the table."""
     cur = conn.cursor(pymysql.cursors.SSCursor)
     try:
-        cur.execute(f"SELECT * FROM {quote(database)}.{quote(table)}" + (f" WHERE ({condition})" if condition else ""))
+        cur.execute(statement or f"SELECT * FROM {quote(database)}.{quote(table)}"
+                    + (f" WHERE ({condition})" if condition else ""))
         batch_rows = min(batch_rows, max(1, MAX_VALUES_PER_BATCH // max(1, len(cur.description or ()))))
         batch = batches_of(cur)
         while True:

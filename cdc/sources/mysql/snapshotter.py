@@ -26,6 +26,7 @@ from cdc.core.records import Batch, ChangeEvent
 from cdc.core.schema_change import SchemaChangeEvents
 from cdc.core.snapshot_restart import attempt_offset
 from cdc.core.snapshot_runner import RowBatch, SnapshotTable, read_tables
+from cdc.core.snapshot_selection import SnapshotSelection
 from cdc.sources.mysql import snapshot as snap
 from cdc.sources.mysql.capture import CaptureFilter
 from cdc.sources.mysql.connection import ServerInfo
@@ -49,12 +50,15 @@ class SnapshotSettings:
     fetch_size: int  # snapshot.fetch.size
     progress: str  # snapshot.progress
     include_schema_changes: bool
+    # the tables whose rows are read, and how (snapshot.include.collection.list, snapshot.select.statement.overrides)
+    selection: SnapshotSelection = SnapshotSelection()
 
     @classmethod
-    def from_config(cls, config: Config, prefix: str) -> SnapshotSettings:
+    def from_config(cls, config: Config, prefix: str, selection: SnapshotSelection | None = None) -> SnapshotSettings:
         return cls(prefix=prefix, locking=config.get("snapshot.locking.mode"),
                    fetch_size=config.get("snapshot.fetch.size"), progress=config.get("snapshot.progress"),
-                   include_schema_changes=config.get("include.schema.changes"))
+                   include_schema_changes=config.get("include.schema.changes"),
+                   selection=selection or SnapshotSelection())
 
 
 class MySqlSnapshotter:
@@ -148,6 +152,7 @@ class MySqlSnapshotter:
         warn_if_nothing_captured([f"{d}.{t}" for d, t, _ in captured],
                                  sorted(f"{d}.{t}" for d, t, _ in read.tables if d not in snap.SYSTEM_DATABASES),
                                  "database.include.list / table.include.list")
+        captured = [c for c in captured if self.settings.selection.snapshots((c[0], None, c[1]))]
         tables = [self._table(conn, server.flavor, d, t, s, point, ts_ms) for d, t, s in captured]
         return (yield from read_tables(tables, progress=self.settings.progress, stopping=self._stopping,
                                        restarted=restarted))
@@ -156,6 +161,7 @@ class MySqlSnapshotter:
                state: TableState, point: snap.SnapshotPoint, ts_ms: int) -> SnapshotTable:
         base = (position_key(point.file, 0)[0], point.pos, 0)
         prefix, fetch_size = self.settings.prefix, self.settings.fetch_size
+        override = self.settings.selection.select_for((database, None, table))
 
         def source() -> dict[str, Any]:  # no binlog event: server 0
             return source_block(flavor, prefix, database, table, ts_ms=ts_ms, server_id=0, file=point.file,
@@ -165,9 +171,11 @@ class MySqlSnapshotter:
             shared = {**source(), "snapshot": "true"}
             encoder: TextRowEncoder | None = None
             # the codec writes rows as they come: not for a table the column options change the rows of
-            encoded = self.encoded and not state.stage.changes_rows
+            encoded = self.encoded and not state.stage.changes_rows and override is None
             chunks = snap.select_packets(conn, database, table, fetch_size) if encoded \
-                else snap.select_rows(conn, database, table, fetch_size)
+                else snap.select_rows(conn, database, table, fetch_size) if override is None \
+                else snap.select_statement(conn, database, table, override, [c.name for c in state.table.columns],
+                                           fetch_size)
             for chunk in chunks:
                 if isinstance(chunk, TextRows):
                     encoder = encoder or TextRowEncoder(state, chunk.columns)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import pymysql
 
 from cdc.config import CORE_OPTIONS, Config, Option
+from cdc.core.delays import wait
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.envelope import now_ts
 from cdc.core.errors import CdcError, OffsetStoreError, SourceError
@@ -42,6 +43,7 @@ from cdc.core.schema_change import SchemaChangeEvents
 from cdc.core.schema_history import SchemaHistory
 from cdc.core.snapshot_mode import Decision, Plan, decide, normalize
 from cdc.core.snapshot_restart import interrupted_attempt
+from cdc.core.snapshot_selection import OVERRIDES_FIX, PARALLEL_SNAPSHOT, TableName
 from cdc.core.source import SourceSettings
 from cdc.sources.mysql import parallel
 from cdc.sources.mysql import snapshot as snap
@@ -110,6 +112,8 @@ class MySqlSource:
         # when they go straight to the JSON converter.
         self.native_rows = False
         self.capture = CaptureFilter.from_config(config, common.table_filter)
+        self._selection = common.snapshot
+        self._delays = (common.snapshot_delay_ms, common.streaming_delay_ms)
         self._tables = TableCatalog(config, prefix=self.prefix, capture=self.capture,
                                     columns=common.columns, key_spec=common.key_spec)
         self._history = SchemaHistoryRecords(open_history(config), self.prefix)
@@ -118,7 +122,7 @@ class MySqlSource:
             tables=ChunkTables(self._tables.model, self._tables.state, self.incremental_source_block),
             position=lambda: self._streamer.position, offset=lambda: self._offset(self._streamer.position))
         self._snapshotter = MySqlSnapshotter(
-            SnapshotSettings.from_config(config, self.prefix), capture=self.capture,
+            SnapshotSettings.from_config(config, self.prefix, common.snapshot), capture=self.capture,
             connect=lambda: with_retries(self.settings, "connecting for the snapshot", self.settings.connect,
                                          self._is_stopping),
             new_schema=self._tables.new_schema, use_schema=self._tables.use, table_state=self._tables.state,
@@ -222,9 +226,17 @@ class MySqlSource:
             with_data = decision.plan is Plan.SNAPSHOT
             chunked = with_data and self.config.get("snapshot.resumable") and not decision.then_stop \
                 and self._signals.chunked_snapshot_possible()
+            if chunked:
+                self._selection.refuse_overrides("snapshot.resumable (its chunks are read by key, between "
+                                                 "watermarks)", "leave out snapshot.resumable or the overrides")
+            if not (yield from wait(self._delays[0], "snapshot.delay.ms", "the snapshot", self._is_stopping)):
+                return None
             position = yield from self._snapshot(with_data=with_data and not chunked, final=decision.then_stop,
                                                  chunked=chunked, attempt=attempt)
-            return None if decision.then_stop else self._offset(position)
+            if decision.then_stop or not (yield from wait(self._delays[1], "streaming.delay.ms", "streaming",
+                                                           self._is_stopping)):
+                return None
+            return self._offset(position)
         if decision.plan is Plan.LOG_START:  # the whole binlog that is left, schema from its DDL alone
             first = binlog_files(self._control_conn())[0]
             log.warning("snapshot.mode=never: reading from the oldest binlog %s; tables created before it are unknown",
@@ -246,7 +258,7 @@ class MySqlSource:
         last, position = yield from self._snapshotter.take(self._server(), self._schema_events, with_data=with_data,
                                                            final=final, at=at, attempt=attempt)
         if chunked:  # the rows come in chunks while streaming; the queue is in this very offset
-            self._signals.queue_initial_snapshot()
+            self._signals.queue_initial_snapshot(lambda name: self._selection.snapshots(_table_name(name)))
         yield Batch([last] if last is not None else [], self._offset(position), caught_up=final)
         return position
 
@@ -309,10 +321,12 @@ class MySqlSource:
         decision = decide(self.snapshot_mode, None, log_reaches=False)
         if decision.plan is not Plan.SNAPSHOT or decision.then_stop:
             return None
+        self._selection.refuse_overrides(PARALLEL_SNAPSHOT, OVERRIDES_FIX)
         _, position = _run_through(self._snapshotter.take(self._server(), self._schema_events, with_data=False,
                                                           final=False))  # the schema, into the history
         assert self._tables.schema is not None
-        chunks = parallel.plan_chunks(conn, self.capture.tables_now(conn), self._tables.schema.table, chunk_rows)
+        tables = [(d, t) for d, t in self.capture.tables_now(conn) if self._selection.snapshots((d, None, t))]
+        chunks = parallel.plan_chunks(conn, tables, self._tables.schema.table, chunk_rows)
         log.info("snapshot of %d tables in %d chunks, streaming from binlog %s:%s", len({c["table"] for c in chunks}),
                  len(chunks), position["file"], position["pos"])
         return {"chunks": chunks, "ts_us": now_ts()[1], "file": position["file"], "pos": position["pos"],
@@ -419,3 +433,9 @@ def _check_log_gone(decision: Decision, offset: dict[str, Any] | None, reaches: 
         raise SourceError(message, fix="set snapshot.mode=when_needed to take a new snapshot, and keep "
                           "binlogs longer (binlog_expire_logs_seconds / expire_logs_days)")
     log.warning("%s; taking a new snapshot (snapshot.mode=when_needed)", message)
+
+
+def _table_name(qualified: str) -> TableName:
+    """database.table as Debezium's MySQL connector names a table (a catalog, no schema)."""
+    database, _, table = qualified.partition(".")
+    return database, None, table

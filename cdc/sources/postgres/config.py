@@ -5,7 +5,13 @@ import re
 
 from cdc.config import Option, non_negative
 from cdc.core.native_row import NATIVE_ROWS_OPTION
-from cdc.core.options import HEARTBEAT_QUERY_OPTION, RETRY_OPTIONS, connection_options, snapshot_options
+from cdc.core.options import (
+    HEARTBEAT_QUERY_OPTION,
+    RETRY_OPTIONS,
+    SCHEMA_FILTER_OPTIONS,
+    connection_options,
+    snapshot_options,
+)
 from cdc.core.signals import SIGNAL_OPTIONS
 from cdc.sources.postgres.guards import GUARD_OPTIONS
 
@@ -21,6 +27,7 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
     *connection_options(server="PostgreSQL server", port=5432, user="postgres",
                         user_doc="User with the REPLICATION attribute (or superuser)."),
     Option("database.dbname", str, "postgres", "Database to capture."),
+    *SCHEMA_FILTER_OPTIONS,
     Option("database.sslmode", str, "prefer", "libpq sslmode.",
            choices=("disable", "allow", "prefer", "require", "verify-ca", "verify-full")),
     Option("plugin.name", str, "pgoutput", "Logical decoding plugin; only pgoutput is supported.",

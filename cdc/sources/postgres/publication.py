@@ -45,7 +45,8 @@ class Publication:
         tables = self.included(everything)
         if not self._filter.is_open:
             warn_if_nothing_captured([t.qualified for t in tables], sorted(t.qualified for t in everything),
-                                     "table.include.list / table.exclude.list")
+                                     "schema.include.list / schema.exclude.list / table.include.list / "
+                                     "table.exclude.list")
         _warn_about_keys(tables)
         to_publish = tables
         if self._signal_source:

@@ -13,6 +13,8 @@ from typing import Any
 import psycopg
 from psycopg import pq, sql
 
+from cdc.core.errors import SourceError
+from cdc.core.snapshot_selection import match_columns
 from cdc.sources.postgres.connection import lost_connection_retriable
 
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
@@ -47,6 +49,28 @@ def copy_rows(conn: psycopg.Connection, schema: str, table: str, columns: Sequen
         sql.SQL(" WHERE " + where) if where else sql.SQL(""),
     )
     return copy_select(conn, select, f"{schema}.{table}", batch_rows, raw)
+
+
+def override_select(conn: psycopg.Connection, qualified: str, columns: Sequence[str],
+                    statement: str) -> sql.Composable:
+    """The SELECT of snapshot.select.statement.overrides.<table> as the table's ``columns`` in their order, as
+    Debezium reads its result: each column by name (matched without regard to case), one it leaves out
+    NULL; a result column the table does not have is an error. Described first (LIMIT 0) inside the
+    snapshot's transaction."""
+    option = f"snapshot.select.statement.overrides.{qualified}"
+    given = sql.SQL(statement)  # the user's SQL, run as given (as Debezium runs it)
+    try:
+        described = conn.execute(sql.SQL("SELECT * FROM ({}) AS cdc_override LIMIT 0").format(given)).description
+    except psycopg.Error as exc:
+        raise SourceError(f"{option} cannot be run: {str(exc).strip()}",
+                          fix="give a SELECT that runs on its own, e.g. SELECT * FROM "
+                              f"{qualified} WHERE ...") from None
+    names = [d.name for d in described or ()]
+    if names == list(columns):
+        return given
+    picked = match_columns(names, columns, option)
+    return sql.SQL("SELECT {} FROM ({}) AS cdc_override").format(
+        sql.SQL(", ").join(sql.Identifier(names[i]) if i is not None else sql.SQL("NULL") for i in picked), given)
 
 
 def copy_select(conn: psycopg.Connection, select: sql.Composable, label: str,

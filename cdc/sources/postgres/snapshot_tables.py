@@ -1,7 +1,8 @@
 """The tables of an initial snapshot as the core runner reads them (cdc.core.snapshot_runner): each
 table's rows as :class:`RowBatch` es, read by COPY through the compiled codec where it can.
 
-    whole tables     COPY of each table inside the slot's exported snapshot
+    whole tables     COPY of each table inside the slot's exported snapshot (a table of
+                     snapshot.select.statement.overrides: COPY of its SELECT, as the table's columns)
     resumable        (snapshot.resumable) SELECT ... WHERE key > last ORDER BY key LIMIT n+1, each
                      chunk's batch with the progress in its offset: {"lsn": the consistent point,
                      "snapshot_progress": {"tables": [this table and those after], "last_key": [...]}}
@@ -9,8 +10,8 @@ table's rows as :class:`RowBatch` es, read by COPY through the compiled codec wh
 A resumable snapshot's first run reads every chunk inside the slot's exported snapshot. After a restart
 that snapshot is gone: the chunks left are read as they are now, and the stream, which starts at the
 slot's consistent point, brings every change since, so applying the events in order still ends at the
-table's state. A table without a primary key is read whole (and again whole if the process stops
-before it ends).
+table's state. A table without a primary key, or read by its override SELECT, is read whole (and again
+whole if the process stops before it ends).
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from cdc.core.snapshot_runner import RowBatch, SnapshotTable
 from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres import chunks
 from cdc.sources.postgres.native_rows import RowEncoder, encoder_for
-from cdc.sources.postgres.snapshot import copy_rows, copy_select, parse_line
+from cdc.sources.postgres.snapshot import copy_rows, copy_select, override_select, parse_line
 from cdc.sources.postgres.tables import TableState
 
 log = logging.getLogger(__name__)
@@ -53,16 +54,28 @@ def row_batch(rows: Sequence[Any], state: TableState, native: RowEncoder | None,
 
 def whole_table(conn: psycopg.Connection, table: cat.CatalogTable, state: TableState, *, lsn: int,
                 source: Callable[[int], dict[str, Any]], native: bool, encode: bool, fetch_size: int,
-                estimated: int | None) -> SnapshotTable:
-    """One table of the initial snapshot, read by COPY (``native``: through the compiled codec)."""
+                estimated: int | None, override: str | None = None) -> SnapshotTable:
+    """One table of the initial snapshot, read by COPY (``native``: through the compiled codec); ``override``:
+    the SELECT it is read with instead of every row (snapshot.select.statement.overrides)."""
     names = [c.name for c in table.columns]
 
     def batches() -> Iterator[RowBatch]:
         encoder = encoder_for(state, len(names)) if native else None
-        for rows in copy_rows(conn, table.schema, table.name, names, batch_rows=fetch_size, raw=encoder is not None):
+        for rows in table_rows(conn, table, override, batch_rows=fetch_size, raw=encoder is not None):
             yield row_batch(rows, state, encoder, source, (lsn, 0), encode=encode)
 
     return SnapshotTable(state.envelope, batches, lambda: estimated, source(now_ts()[1]), (lsn, 0, 0))
+
+
+def table_rows(conn: psycopg.Connection, table: cat.CatalogTable, override: str | None, *, batch_rows: int,
+               raw: bool) -> Iterator[list[Any]]:
+    """Every row of the table, or those of its override SELECT (as the table's columns), through COPY."""
+    names = [c.name for c in table.columns]
+    if override is None:
+        return copy_rows(conn, table.schema, table.name, names, batch_rows=batch_rows, raw=raw)
+    log.info("snapshot of %s by its SELECT (snapshot.select.statement.overrides): %s", table.qualified, override)
+    return copy_select(conn, override_select(conn, table.qualified, names, override), table.qualified,
+                       batch_rows=batch_rows, raw=raw)
 
 
 def tables_left(ordered: list[cat.CatalogTable], progress: dict[str, Any] | None
@@ -82,9 +95,12 @@ class ChunkedTables:
     """The tables of a resumable snapshot, each read in key-ordered chunks of ``chunk_rows``."""
 
     def __init__(self, conn: psycopg.Connection, lsn: int, *, chunk_rows: int,
-                 table_state: Callable[[cat.CatalogTable], TableState], source: SourceOf, native: bool) -> None:
-        """``native``: rows through the compiled codec, encoded in batches."""
+                 table_state: Callable[[cat.CatalogTable], TableState], source: SourceOf, native: bool,
+                 override: Callable[[cat.CatalogTable], str | None] = lambda table: None) -> None:
+        """``native``: rows through the compiled codec, encoded in batches; ``override``: a table's SELECT of
+        snapshot.select.statement.overrides (such a table is read whole by it, not in key chunks)."""
         self._conn = conn
+        self._override = override
         self._lsn = lsn
         self._chunk_rows = chunk_rows
         self._table_state = table_state
@@ -103,10 +119,11 @@ class ChunkedTables:
         state = self._table_state(table)
 
         def batches() -> Iterator[RowBatch]:
-            if table.primary_key:
+            override = self._override(table)
+            if table.primary_key and override is None:
                 yield from self._chunks(table, state, rest, last_key)
             else:
-                yield from self._whole(table, state, rest)
+                yield from self._whole(table, state, rest, override)
 
         return SnapshotTable(state.envelope, batches, lambda: estimated, self._source(table, now_ts()[1]),
                              (self._lsn, 0, 0), partly_read=last_key is not None)
@@ -136,11 +153,12 @@ class ChunkedTables:
             if not more:
                 return
 
-    def _whole(self, table: cat.CatalogTable, state: TableState, rest: list[str]) -> Iterator[RowBatch]:
-        log.warning("table %s has no primary key: its snapshot is not chunked (read whole, and read "
-                    "again whole if the process stops before it ends)", table.qualified)
-        for rows in copy_rows(self._conn, table.schema, table.name, [c.name for c in table.columns],
-                              batch_rows=self._chunk_rows):
+    def _whole(self, table: cat.CatalogTable, state: TableState, rest: list[str],
+               override: str | None) -> Iterator[RowBatch]:
+        why = "is read by its SELECT (snapshot.select.statement.overrides)" if override else "has no primary key"
+        log.warning("table %s %s: its snapshot is not chunked (read whole, and read again whole if the process "
+                    "stops before it ends)", table.qualified, why)
+        for rows in table_rows(self._conn, table, override, batch_rows=self._chunk_rows, raw=False):
             yield row_batch(rows, state, None, lambda ts_us: self._source(table, ts_us), (self._lsn, 0),
                             encode=False)
         ts = now_ts()

@@ -20,6 +20,7 @@ import psycopg
 
 from cdc.core.records import Batch
 from cdc.core.snapshot_runner import SnapshotStopped, SnapshotTable, read_tables
+from cdc.core.snapshot_selection import SnapshotSelection, TableName
 from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres import pgoutput as po
 from cdc.sources.postgres.connection import lost_connection_retriable, one
@@ -34,8 +35,10 @@ log = logging.getLogger(__name__)
 class Snapshotter:
     def __init__(self, connect: Callable[[], psycopg.Connection], table_state: Callable[[cat.CatalogTable], TableState],
                  rows: RowFormat, *, prefix: str, dbname: str, order_key: Callable[[str], Any], fetch_size: int,
-                 progress: str, stopping: Callable[[], bool]) -> None:
-        """``order_key(qualified name)``: the order tables are read in."""
+                 progress: str, stopping: Callable[[], bool], selection: SnapshotSelection | None = None) -> None:
+        """``order_key(qualified name)``: the order tables are read in; ``selection``: which of the captured
+        tables are read, and how (snapshot.include.collection.list, snapshot.select.statement.overrides)."""
+        self._selection = selection or SnapshotSelection()
         self._connect = connect
         self._table_state = table_state
         self._rows = rows
@@ -47,7 +50,15 @@ class Snapshotter:
         self._stopping = stopping
 
     def _ordered(self, tables: list[cat.CatalogTable]) -> list[cat.CatalogTable]:
-        return sorted(tables, key=lambda t: self._order_key(t.qualified))
+        """The captured tables whose rows the snapshot reads, in the order it reads them."""
+        read = [t for t in tables if self._selection.snapshots(_name(t))]
+        if len(read) < len(tables):
+            log.info("snapshot.include.collection.list: the snapshot reads %d of the %d captured tables (the others "
+                     "are streamed only)", len(read), len(tables))
+        return sorted(read, key=lambda t: self._order_key(t.qualified))
+
+    def _override(self, table: cat.CatalogTable) -> str | None:
+        return self._selection.select_for(_name(table))
 
     def _source(self, table: cat.CatalogTable, ts_us: int, *, lsn: int, xmin: int | None = None) -> dict[str, Any]:
         return source_block(self._prefix, self._dbname, table.schema, table.name, ts_us=ts_us, snapshot="true",
@@ -88,7 +99,7 @@ class Snapshotter:
         return whole_table(conn, table, self._table_state(table), lsn=lsn,
                            source=lambda ts_us: self._source(table, ts_us, lsn=lsn, xmin=xmin),
                            native=self._rows.native, encode=self._rows.encoded, fetch_size=self._fetch_size,
-                           estimated=estimated)
+                           estimated=estimated, override=self._override(table))
 
     def resumable(self, tables: list[cat.CatalogTable], snapshot_name: str | None, lsn: int, server: ServerInfo,
                   progress: dict[str, Any] | None) -> Generator[Batch, None, dict[str, Any] | None]:
@@ -106,7 +117,7 @@ class Snapshotter:
                          self._fetch_size)
                 chunked = ChunkedTables(conn, lsn, chunk_rows=self._fetch_size, table_state=self._table_state,
                                         source=lambda table, ts_us: self._source(table, ts_us, lsn=lsn),
-                                        native=self._rows.native and self._rows.encoded)
+                                        native=self._rows.native and self._rows.encoded, override=self._override)
                 try:
                     yield from read_tables(chunked.tables(left, last_key, cat.row_estimates(conn, left)),
                                            progress=self._progress, stopping=self._stopping, resumable=True,
@@ -120,3 +131,8 @@ class Snapshotter:
         position = self._completed(lsn, server)
         yield Batch([], dict(position))
         return position
+
+
+def _name(table: cat.CatalogTable) -> TableName:
+    """The table as Debezium's PostgreSQL connector names it (no catalog): schema.table."""
+    return None, table.schema, table.name

@@ -30,6 +30,7 @@ import psycopg
 
 from cdc.config import CORE_OPTIONS, Config, Option
 from cdc.core import signals as sig
+from cdc.core.delays import wait
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.errors import CdcError, SourceError
 from cdc.core.heartbeat import Heartbeat
@@ -37,6 +38,7 @@ from cdc.core.incremental import IncrementalSnapshot
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.snapshot_mode import Decision, Plan, decide
 from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt, is_slot_pending, slot_pending_offset
+from cdc.core.snapshot_selection import OVERRIDES_FIX, PARALLEL_SNAPSHOT
 from cdc.core.source import SourceSettings
 from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres import parallel
@@ -111,7 +113,9 @@ class PostgresSource:
         self._snapshotter = Snapshotter(
             self.settings.connect, self._states, self._rows, prefix=common.prefix, dbname=self.settings.dbname,
             order_key=common.table_filter.order_key, fetch_size=config.get("snapshot.fetch.size"),
-            progress=config.get("snapshot.progress"), stopping=lambda: self._stopping)
+            progress=config.get("snapshot.progress"), stopping=lambda: self._stopping, selection=common.snapshot)
+        self._selection = common.snapshot
+        self._delays = (common.snapshot_delay_ms, common.streaming_delay_ms)
         self._streamer = self._make_streamer(common, types)
         self._parallel = ParallelSnapshot(
             self.settings, self._connections.catalog, self._states, prefix=common.prefix, modes=modes,
@@ -232,6 +236,9 @@ class PostgresSource:
             return
         if decision.plan is Plan.LOG_GONE:
             raise self._slot_gone(offset)
+        snapshot = decision.plan in (Plan.RESUME_SNAPSHOT, Plan.SNAPSHOT)
+        if snapshot and not (yield from wait(self._delays[0], "snapshot.delay.ms", "the snapshot", self._is_stopping)):
+            return
         if decision.plan is Plan.RESUME_SNAPSHOT:
             assert offset is not None
             start = yield from self._resume_snapshot(slot, tables, offset)
@@ -242,8 +249,14 @@ class PostgresSource:
             start = yield from self._initial_snapshot(slot, tables, temporary=decision.then_stop, attempt=attempt)
         else:
             start = yield from self._stream_start(slot, decision, offset)
-        if start is not None:
-            yield from self._streamer.stream(start, self._server)
+        if start is None:
+            return
+        if snapshot and not (yield from wait(self._delays[1], "streaming.delay.ms", "streaming", self._is_stopping)):
+            return
+        yield from self._streamer.stream(start, self._server)
+
+    def _is_stopping(self) -> bool:
+        return self._stopping
 
     def _slot_gone(self, offset: dict[str, Any] | None) -> SlotMissingError:
         assert offset is not None
@@ -310,10 +323,12 @@ class PostgresSource:
         decision = decide(self._snapshot_mode, None, log_reaches=slot.exists)
         if decision.plan is not Plan.SNAPSHOT or decision.then_stop:
             return None
+        self._selection.refuse_overrides(PARALLEL_SNAPSHOT, OVERRIDES_FIX)
         if slot.exists:
             self._slot.drop_for_snapshot(slot, "recreating it")
         lsn, snapshot = self._slot.create(export=True, temporary=False)
-        return self._parallel.plan(tables, lsn, snapshot, chunk_rows)
+        read = [t for t in tables if self._selection.snapshots((None, t.schema, t.name))]
+        return self._parallel.plan(read, lsn, snapshot, chunk_rows)
 
     def release_parallel_snapshot(self) -> None:
         """Every chunk is read: the replication connection that holds the exported snapshot may go."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 
 from cdc.core.errors import SourceError
-from cdc.core.filters import NameFilter
+from cdc.core.filters import TableFilter
 from cdc.sources.sqlserver import queries as q
 from cdc.sources.sqlserver.connection import QueryLayer
 from cdc.sources.sqlserver.lsn import NULL, Lsn
@@ -28,9 +28,11 @@ class LsnPurgedError(SourceError):
     """The stored position is older than what the change tables still hold."""
 
 
-def included(filter_: NameFilter, database: str, schema: str, table: str) -> bool:
-    """Debezium matches ``schema.table``; ``database.schema.table`` is accepted too (several databases)."""
-    return filter_(f"{schema}.{table}") or (not filter_.is_open and filter_(f"{database}.{schema}.{table}"))
+def included(filter_: TableFilter, database: str, schema: str, table: str) -> bool:
+    """Debezium matches ``schema.table``; ``database.schema.table`` is accepted too (several databases); the
+    schema lists match ``schema``."""
+    return filter_(f"{schema}.{table}", schema) or (not filter_.is_open and
+                                                    filter_(f"{database}.{schema}.{table}", schema))
 
 
 def check_database(conn: QueryLayer) -> None:
@@ -44,7 +46,7 @@ def check_database(conn: QueryLayer) -> None:
                                      f"with {q.enable_table_sql(conn.database, 'dbo', '<table>')}")
 
 
-def read_instances(conn: QueryLayer, table_filter: NameFilter) -> list[CaptureInstance]:
+def read_instances(conn: QueryLayer, table_filter: TableFilter) -> list[CaptureInstance]:
     """The capture instances of the included tables (two for a table whose schema evolves)."""
     db = conn.database
     rows = [r for r in conn.query(q.CAPTURE_INSTANCES) if included(table_filter, db, r["source_schema"],
@@ -61,7 +63,7 @@ def read_instances(conn: QueryLayer, table_filter: NameFilter) -> list[CaptureIn
     return build_instances(db, rows, conn.query(q.CAPTURED_COLUMNS), conn.query(q.INDEX_COLUMNS), object_columns)
 
 
-def require_instances(conn: QueryLayer, instances: list[CaptureInstance], table_filter: NameFilter) -> None:
+def require_instances(conn: QueryLayer, instances: list[CaptureInstance], table_filter: TableFilter) -> None:
     """Fail when no included table is captured; warn about included tables that are not."""
     db = conn.database
     untracked = [(r["table_schema"], r["table_name"]) for r in conn.query(q.UNTRACKED_TABLES)

@@ -6,7 +6,7 @@ in ``cdc.config.CORE_OPTIONS``; the source narrows ``snapshot.mode`` to what it 
 from __future__ import annotations
 
 from cdc.config import Option, non_negative
-from cdc.core.options import RETRY_OPTIONS, connection_options, snapshot_options
+from cdc.core.options import RETRY_OPTIONS, SCHEMA_FILTER_OPTIONS, connection_options, snapshot_options
 from cdc.core.signals import SIGNAL_OPTIONS
 
 # Debezium's SQL Server connector's modes (cdc.core.snapshot_mode decides), schema_only its old name of
@@ -20,6 +20,7 @@ SQLSERVER_OPTIONS: tuple[Option, ...] = (
                         user_doc="Login; needs SELECT on the cdc schema (db_owner, or the capture role)."),
     Option("database.instance", str, None, "Named instance (host\\instance) instead of a port."),
     Option("database.names", list, None, "Databases to capture, comma-separated.", required=True),
+    *SCHEMA_FILTER_OPTIONS,
     Option("database.encrypt", bool, True, "Encrypt the connection (ODBC Driver 18 defaults to yes)."),
     Option("database.trustServerCertificate", bool, False, "Accept the server's certificate without validating it."),
     Option("database.odbc.driver", str, None,

@@ -143,11 +143,12 @@ class SqlServerSignals:
                     out[state.data_collection] = bool(state.instance.index_columns)
         return out
 
-    def queue_initial_snapshot(self, database: str) -> None:
+    def queue_initial_snapshot(self, database: str, snapshots: Callable[[str], bool] = lambda name: True) -> None:
         """snapshot.resumable: the rows of the first snapshot are read as an incremental snapshot of the
-        database's tables, in key chunks with the progress in the offset; keyless tables are read whole."""
+        database's tables (those ``snapshots`` takes, by database.schema.table: snapshot.include.collection.list),
+        in key chunks with the progress in the offset; keyless tables are read whole."""
         self.handler.queue_initial_snapshot({name: has_key for name, has_key in self.captured_keys().items()
-                                             if name.startswith(f"{database}.")})
+                                             if name.startswith(f"{database}.") and snapshots(name)})
 
     def between_polls(self, stream: DatabaseStream) -> Generator[Batch, None, bool]:
         """Where the stream stands between two polls: file / Kafka signals, blocking snapshots, and the

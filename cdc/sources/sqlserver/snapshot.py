@@ -28,6 +28,7 @@ from typing import Any
 from cdc.core.errors import SourceError
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.snapshot_runner import RowBatch, SnapshotTable, read_tables
+from cdc.core.snapshot_selection import SnapshotSelection, TableName, match_columns
 from cdc.sources.sqlserver import catalog
 from cdc.sources.sqlserver import queries as q
 from cdc.sources.sqlserver.connection import QueryLayer
@@ -66,6 +67,7 @@ class Snapshot:
         self.read_structure = read_structure
         self.make_state = make_state
         self.stopping = stopping
+        self.selection = SnapshotSelection()  # snapshot.include.collection.list, snapshot.select.statement.overrides
         self.progress = progress
         self.estimated_rows = estimated_rows
         self.lsn: Lsn = NULL
@@ -119,10 +121,16 @@ class Snapshot:
         if restart is not None:
             yield Batch([], restart.offset, commit_now=True)  # durable before any row goes out
         restarted = restart is not None and restart.restarted
-        last = yield from read_tables([self._table(name, restarted) for name in sorted(self.plans)],
+        names = [name for name in sorted(self.plans) if self.selection.snapshots(self._name(name))]
+        last = yield from read_tables([self._table(name, restarted) for name in names],
                                       progress=self.progress, stopping=self.stopping, restarted=restarted)
         if last is not None:
             yield Batch([last])
+
+    def _name(self, name: str) -> TableName:
+        """A captured table as Debezium's SQL Server connector names it: database.schema.table."""
+        instance = self.plans[name].current
+        return self.builder.database, instance.schema, instance.table
 
     def _table(self, name: str, restarted: bool) -> SnapshotTable:
         """One captured table of the snapshot: its rows in pages of fetch_size (``restarted``: after an
@@ -136,9 +144,13 @@ class Snapshot:
             return source_block(builder.prefix, builder.database, instance.schema, instance.table, ts_ns=now,
                                 snapshot="true", commit_lsn=self.lsn)
 
+        override = self.selection.select_for(self._name(name))
+        select = q.select_rows(instance.schema, instance.table, columns) if override is None else override
+
         def batches() -> Iterator[RowBatch]:
-            for rows in self.conn.batches(q.select_rows(instance.schema, instance.table, columns), (),
-                                          self.fetch_size):
+            for rows in self.conn.batches(select, (), self.fetch_size):
+                if override is not None:
+                    rows = by_column_names(rows, columns, f"snapshot.select.statement.overrides.{name}")
                 now = builder.clock()
                 yield RowBatch([state.row(values) for values in rows], source(now), (self.lsn.as_int(), 0),
                                (now // 1_000_000, now // 1000, now))
@@ -146,3 +158,16 @@ class Snapshot:
         return SnapshotTable(state.envelope, batches, estimated_rows=lambda: self.estimated_rows(instance),
                              restart_source=source(builder.clock()) if restarted else {},
                              restart_position=(self.lsn.as_int(), 0))
+
+
+def by_column_names(rows: list[dict[str, Any]], columns: list[str], option: str) -> list[dict[str, Any]]:
+    """Rows of an override's SELECT keyed by the table's column names, as Debezium reads its result: by name
+    without regard to case, a column it leaves out null, one the table does not have an error."""
+    if not rows:
+        return rows
+    names = list(rows[0])
+    if names == columns:
+        return rows
+    picked = match_columns(names, columns, option)
+    return [{c: (row[names[i]] if i is not None else None) for c, i in zip(columns, picked, strict=True)}
+            for row in rows]

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from cdc.config import CORE_OPTIONS, Config, Option
+from cdc.core.delays import wait
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.errors import ConfigError, SourceError
 from cdc.core.heartbeat import Heartbeat
@@ -36,6 +37,7 @@ from cdc.core.retry import RetryPolicy
 from cdc.core.schema_change import SchemaChangeEvents
 from cdc.core.snapshot_mode import Plan, decide, normalize
 from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt
+from cdc.core.snapshot_selection import OVERRIDES_FIX, PARALLEL_SNAPSHOT, TableName
 from cdc.core.source import SourceSettings
 from cdc.core.topics import sanitize_topic
 from cdc.sources.sqlserver import catalog, parallel
@@ -136,6 +138,9 @@ class SqlServerSource:
     def stop(self) -> None:
         self._stopping = True
 
+    def _is_stopping(self) -> bool:
+        return self._stopping
+
     def acknowledge(self, offset: dict[str, Any]) -> None:
         """Nothing to release: the change tables are trimmed by the server's cleanup job."""
 
@@ -163,6 +168,8 @@ class SqlServerSource:
     def _run(self, stored: dict[str, dict[str, Any]]) -> Iterator[Batch]:
         for database in self.databases:
             yield from self._start_database(database, stored.get(database))
+            if self._stopping:  # (during a wait of snapshot.delay.ms / streaming.delay.ms)
+                return
         if not self.streamer.streams:
             return  # initial_only: every database has its snapshot
         yield from self.streamer.run()
@@ -229,11 +236,13 @@ class SqlServerSource:
         decision = decide(self.snapshot_mode, None, log_reaches=False)
         if decision.plan is not Plan.SNAPSHOT or decision.then_stop or self.config.get("snapshot.resumable"):
             return None
+        self._common.snapshot.refuse_overrides(PARALLEL_SNAPSHOT, OVERRIDES_FIX)
         conn = self._reach(self.databases[0])  # one database under Spark (check_replayable)
         try:
             instances = self._captured_instances(conn)
             catalog.require_instances(conn, instances, self._common.table_filter)
-            return parallel.plan(conn, instances, chunk_rows, self.clock() // 1000)
+            read = [i for i in instances if self._common.snapshot.snapshots((conn.database, i.schema, i.table))]
+            return parallel.plan(conn, read, chunk_rows, self.clock() // 1000)
         finally:
             conn.close()
 
@@ -339,8 +348,14 @@ class SqlServerSource:
         elif decision.plan in (Plan.SNAPSHOT, Plan.SCHEMA):
             if gone is not None:
                 log.warning("%s; taking a new snapshot (%s)", gone.message, decision.reason)
+            stopping = self._is_stopping
+            if not (yield from wait(self._common.snapshot_delay_ms, "snapshot.delay.ms",
+                                    f"the snapshot of database {database}", stopping)):
+                return
             yield from self._snapshot_database(conn, instances, with_data=decision.plan is Plan.SNAPSHOT,
                                                then_stop=decision.then_stop, attempt=attempt)
+            if not decision.then_stop:  # Debezium's, after each database's snapshot
+                yield from wait(self._common.streaming_delay_ms, "streaming.delay.ms", "streaming", stopping)
         elif decision.plan is Plan.LOG_GONE and gone is not None:
             raise gone
         else:  # LOG_START (never), RESUME_SNAPSHOT: a mode and an offset SQL Server has not
@@ -386,7 +401,8 @@ class SqlServerSource:
         else:
             self.streamer.add(stream)
             if chunked:
-                self.signals.queue_initial_snapshot(database)
+                self.signals.queue_initial_snapshot(database, lambda name: self._common.snapshot.snapshots(
+                    _table_name(name)))
         yield Batch([], self._offset())
 
     def _chunked(self, database: str, resumable: bool) -> bool:
@@ -397,16 +413,26 @@ class SqlServerSource:
             log.warning("snapshot.resumable needs the signal table (signal.data.collection, channel 'source') in "
                         "database %s for the watermarks of its chunks: taking the classic snapshot", database)
             return False
+        self._common.snapshot.refuse_overrides("snapshot.resumable (its chunks are read by key, between "
+                                               "watermarks)", "leave out snapshot.resumable or the overrides")
         return True
 
     def _snapshotter(self, conn: QueryLayer, builder: EventBuilder, *, with_data: bool,
                      row_counts: dict[int, int]) -> Snapshot:
         config, database, table_filter = self.config, conn.database, self._common.table_filter
-        return Snapshot(conn, builder, isolation=config.get("snapshot.isolation.mode"),
-                        lock_timeout_ms=config.get("snapshot.lock.timeout.ms"),
-                        fetch_size=config.get("snapshot.fetch.size"), with_data=with_data,
-                        read_structure=lambda: [i for i in catalog.read_instances(conn, table_filter)
-                                                if not self.signals.is_signal_table(database, i)],
-                        make_state=self._state, stopping=lambda: self._stopping,
-                        progress=config.get("snapshot.progress"),
-                        estimated_rows=lambda instance: row_counts.get(instance.source_object_id))
+        snapshot = Snapshot(conn, builder, isolation=config.get("snapshot.isolation.mode"),
+                            lock_timeout_ms=config.get("snapshot.lock.timeout.ms"),
+                            fetch_size=config.get("snapshot.fetch.size"), with_data=with_data,
+                            read_structure=lambda: [i for i in catalog.read_instances(conn, table_filter)
+                                                    if not self.signals.is_signal_table(database, i)],
+                            make_state=self._state, stopping=lambda: self._stopping,
+                            progress=config.get("snapshot.progress"),
+                            estimated_rows=lambda instance: row_counts.get(instance.source_object_id))
+        snapshot.selection = self._common.snapshot
+        return snapshot
+
+
+def _table_name(qualified: str) -> TableName:
+    """database.schema.table as Debezium's SQL Server connector names a table."""
+    database, schema, table = qualified.split(".", 2)
+    return database, schema, table

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cdc.core.errors import SourceError
-from cdc.core.filters import NameFilter
+from cdc.core.filters import TableFilter
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.retry import RetryPolicy
@@ -58,18 +58,18 @@ class StreamSignals:
 class _WithTable:
     """A table filter that also lets one table through (the signal table)."""
 
-    def __init__(self, inner: NameFilter, table: str, database: str) -> None:
+    def __init__(self, inner: TableFilter, table: str, database: str) -> None:
         self.inner = inner
         self.names = {table, f"{database}.{table}"}
         self.is_open = inner.is_open
 
-    def __call__(self, name: str) -> bool:
-        return name in self.names or self.inner(name)
+    def __call__(self, name: str, schema: str | None = None) -> bool:
+        return name in self.names or self.inner(name, schema)  # the signal table whatever the schema lists say
 
 
 @dataclass
 class StreamSettings:
-    table_filter: NameFilter
+    table_filter: TableFilter
     data_query_mode: str
     agent_query: str
     max_batch: int
