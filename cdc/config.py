@@ -394,6 +394,14 @@ def _heartbeat_prefix(value: str) -> str | None:
     return topic_name_problem(value, "the start of the heartbeat topic name")
 
 
+def _notification_channels(value: list[str]) -> str | None:
+    unknown = [c for c in value if c not in ("sink", "log")]
+    if unknown:
+        jmx = " (jmx: Debezium's JMX beans, which cdc does not have)" if "jmx" in unknown else ""
+        return f"unknown channel(s) {', '.join(unknown)}{jmx}; cdc has sink and log"
+    return None
+
+
 _OPERATIONS = ("c", "u", "d", "t", "none")
 
 
@@ -460,6 +468,14 @@ CORE_OPTIONS: tuple[Option, ...] = (
     Option("skip.messages.without.change", bool, False, "Leave out an update whose before and after images hold "
            "the same values in the columns events carry (column.include.list / column.exclude.list); needs "
            "before images (PostgreSQL: REPLICA IDENTITY FULL)."),
+    Option("notification.enabled.channels", list, None, "Where Debezium's notifications about the connector's "
+           "progress (the initial snapshot: started, each table, completed, or skipped) go: sink (records on "
+           "notification.sink.topic.name), log.", validator=_notification_channels),
+    Option("notification.sink.topic.name", str, None, "The topic of the sink channel's notification records.",
+           validator=_topic),
+    Option("post.processors", list, None, "Debezium's post processors, by name, each with its <name>.type: "
+           "io.debezium.processors.reselect.ReselectColumnsPostProcessor reads columns again by key where the event "
+           "has the unavailable-value placeholder or null (<name>.reselect.columns.include.list, ...)."),
     Option("provide.transaction.metadata", bool, False,
            "Emit BEGIN/END events and a transaction block in every event."),
     Option("transaction.topic", str, None, "Topic of transaction events (default: <topic.prefix>.transaction).",

@@ -26,7 +26,7 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import Any, Protocol
 
@@ -34,7 +34,7 @@ from cdc.core.converters import Converter
 from cdc.core.encoded_rows import record_pieces
 from cdc.core.errors import CdcError
 from cdc.core.offsets import OffsetStore
-from cdc.core.records import Batch, EncodedRows
+from cdc.core.records import Batch, ChangeEvent, EncodedRows
 from cdc.core.retry import RetryPolicy
 from cdc.core.sink import Sink
 from cdc.core.source import ReportsStreaming, Source
@@ -65,6 +65,7 @@ class Engine:
         flush_interval_s: float = 1.0,
         transforms: TransformChain | None = None,
         retry: RetryPolicy | None = None,
+        post_processors: Sequence[Callable[[list[ChangeEvent]], list[ChangeEvent]]] = (),
     ) -> None:
         self.source = source
         self.sink = sink
@@ -72,6 +73,7 @@ class Engine:
         self.offsets = offsets
         self.flush_interval_s = flush_interval_s
         self.transforms = transforms if transforms else None  # Kafka Connect's transforms=, before the converter
+        self.post_processors = tuple(post_processors)  # Debezium's post.processors, before the transforms
         self.retry = retry  # None: a retriable source error ends the run too
         self._stopping = threading.Event()
         self._failure: BaseException | None = None  # why fail() stopped the run
@@ -111,7 +113,11 @@ class Engine:
             for batch in self._batches(offset, commit_pending):
                 if observer is not None:
                     observer.batch(batch)
-                events = self.transforms.apply_all(batch.events) if self.transforms else batch.events
+                events = batch.events
+                for process in self.post_processors:
+                    events = process(events)
+                if self.transforms:
+                    events = self.transforms.apply_all(events)
                 if events:
                     self.sink.write([to_record(e) for e in events])
                     self.events_written += len(events)

@@ -8,6 +8,7 @@ from typing import Any
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Config
 from cdc.converters import CONVERTER_OPTIONS, converter_from_config
+from cdc.core import post_processors
 from cdc.core.connect_offsets import FILE_CLASS as CONNECT_FILE_STORE
 from cdc.core.connect_offsets import ConnectFileOffsetStore
 from cdc.core.context_headers import ContextHeaders
@@ -86,7 +87,8 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
         factory = registry.load(registry.OFFSET_STORES, store_kind)
         config.declare(declared_options(factory))
     config.declare(exactly_once.EXACTLY_ONCE_OPTIONS)
-    config.validate(PASSTHROUGH_PREFIXES, Surface.of(source_cls, config.properties))
+    config.validate(PASSTHROUGH_PREFIXES + post_processors.prefixes(config.properties),
+                    Surface.of(source_cls, config.properties))
     log.info("configuration: %s", config.masked())
     exactly = exactly_once.mode(config, sink_cls, store_kind)  # a required one that cannot be: ConfigError
     offsets = SourceOffsetStore(offset_store(config), source_name, source_cls, config.get("name"),
@@ -104,14 +106,15 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
                                  if isinstance(source, NamesItsConnector) else source_name)
     converter = converter_from_config(config, context)
     transforms = TransformChain.from_properties(config.properties) if config.properties.get("transforms") else None
-    if transforms is None and type(converter) is JsonConverter and isinstance(source, NativeRows) \
+    processors = post_processors.from_config(config.properties, source)
+    if transforms is None and not processors and type(converter) is JsonConverter and isinstance(source, NativeRows) \
             and config.get("native.rows"):
         source.native_rows = True
         if isinstance(source, EncodedBatches):
             source.encoded_batches = True  # the engine takes a snapshot's rows in encoded batches
     retry = RetryPolicy.from_config(config) if "errors.max.retries" in config.options else None
     return Engine(source, sink, converter, offsets, flush_interval_s=config.get("offset.flush.interval.ms") / 1000,
-                  transforms=transforms, retry=retry)
+                  transforms=transforms, retry=retry, post_processors=processors)
 
 
 class SourceOffsetStore:

@@ -119,6 +119,21 @@ class TableEnvelope:
         """Whether an update changed none of the columns events hold (skip.messages.without.change)."""
         return all(before.get(column) == after.get(column) for column in self.value_fields)
 
+    @property
+    def field_names(self) -> dict[str, str]:
+        """Each value column's field name in events (field.name.adjustment.mode)."""
+        renames = self._stage.renames if self._stage is not None else {}
+        return {c: renames.get(c, c) for c in self.value_fields}
+
+    def shaped(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A converted row as events carry it (the column options applied)."""
+        return self._shape(row) or {}
+
+    def shaped_value(self, column: str, value: Any) -> Any:
+        """One converted value of ``column`` as events carry it (its mask, hash or truncation applied)."""
+        mapper = self._stage.values.get(column) if self._stage is not None else None
+        return mapper(value) if mapper is not None else value
+
     def _shape(self, row: dict[str, Any] | None) -> dict[str, Any] | None:
         """A row as events carry it under the column options: mapped values, adjusted names."""
         stage = self._stage

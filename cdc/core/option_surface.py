@@ -103,7 +103,6 @@ TREATMENTS: dict[str, Treatment] = {
                                   "are " + _LATER),
     # ---- what events hold: refused until implemented -------------------------------------------------------
     "converters": Refused("custom converters are " + _LATER),
-    "post.processors": Refused("post processors are " + _LATER),
     "unavailable.value.placeholder": Refused(_LATER),
     "event.processing.failure.handling.mode": Refused(_LATER + " (cdc stops at an event it cannot process, as "
                                                       "fail, the default, does)"),
@@ -154,8 +153,6 @@ TREATMENTS: dict[str, Treatment] = {
     "heartbeat.action.query": Refused(_LATER + " for SQL Server"),
     "include.schema.comments": Refused(_LATER + " for this connector"),
     "signal.poll.interval.ms": Refused(_LATER),
-    "notification.enabled.channels": Refused("notifications are " + _LATER),
-    "notification.sink.topic.name": Mapped("read only with notification.enabled.channels, which cdc refuses"),
 }
 
 # Where a connector's option means something else than the shared one, or exists for it alone.

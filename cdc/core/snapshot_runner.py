@@ -26,6 +26,8 @@ from typing import Any
 from cdc.core.encoded_rows import template
 from cdc.core.envelope import OP_READ, TableEnvelope
 from cdc.core.errors import SourceError
+from cdc.core.notifications import SILENT, Notifier
+from cdc.core.notifications import collections as notified_collections
 from cdc.core.progress import TableProgress
 from cdc.core.records import Batch, ChangeEvent, EncodedRows
 from cdc.core.snapshot_marks import SnapshotMarks
@@ -71,19 +73,31 @@ def read_event(envelope: TableEnvelope, after: Any, source: dict[str, Any], posi
 
 
 def read_tables(tables: Sequence[SnapshotTable], *, progress: str = "auto", stopping: Callable[[], bool],
-                restarted: bool = False, resumable: bool = False,
-                resumed: bool = False) -> Generator[Batch, None, ChangeEvent | None]:
-    """Every table's rows as batches of events; returns the snapshot's last event, not yet handed over."""
+                restarted: bool = False, resumable: bool = False, resumed: bool = False,
+                notifier: Notifier = SILENT) -> Generator[Batch, None, ChangeEvent | None]:
+    """Every table's rows as batches of events; returns the snapshot's last event, not yet handed over.
+    ``notifier``: Debezium's notifications of the initial snapshot (cdc.core.notifications)."""
     if restarted:  # the earlier attempt's rows are void: every table starts over
         yield Batch([restart_marker(t.envelope, t.restart_source, t.restart_position) for t in tables])
+    names = [t.envelope.table_id for t in tables]
+    collections = ",".join(names)  # in the snapshot's order; its IN_PROGRESS notes in the order of a Java set
+    if notifier.enabled:
+        yield Batch(notifier.initial_snapshot("STARTED"))
     rows = _ReadEvents(SnapshotMarks(first=not resumed))
     for index, table in enumerate(tables):
         envelope = table.envelope
         shown = TableProgress(envelope.table_id, table.estimated_rows(), progress)
         rows.marks.start_table(first=not table.partly_read)
+        scanned = 0
+        notes = notifier.initial_snapshot("IN_PROGRESS", current_collection_in_progress=envelope.table_id,
+                                          data_collections=notified_collections(names))
         for batch in table.batches():
             events = yield from rows.read(envelope, batch)
-            shown.advance(len(batch.rows) + (len(batch.middle[0]) if batch.middle is not None else 0))
+            count = len(batch.rows) + (len(batch.middle[0]) if batch.middle is not None else 0)
+            scanned += count
+            if notes:
+                events, notes = notes + events, []
+            shown.advance(count)
             if batch.offset is not None:
                 rows.hand_over(events, envelope.table_id, ends_table=batch.ends_table,
                                last_table=index == len(tables) - 1)
@@ -96,6 +110,12 @@ def read_tables(tables: Sequence[SnapshotTable], *, progress: str = "auto", stop
                 raise SourceError("stopped during the snapshot; it starts again on the next run")
         rows.marks.end_table(envelope.table_id)
         shown.done()
+        if notifier.enabled:
+            yield Batch(notes + notifier.initial_snapshot(
+                "TABLE_SCAN_COMPLETED", scanned_collection=envelope.table_id, total_rows_scanned=str(scanned),
+                status="SUCCEEDED", data_collections=collections))
+    if notifier.enabled:
+        yield Batch(notifier.initial_snapshot("COMPLETED"))
     return rows.marks.finish()
 
 

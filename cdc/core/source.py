@@ -40,6 +40,7 @@ from cdc.config import Config, Option
 from cdc.core.columns import ColumnStage
 from cdc.core.errors import ConfigError
 from cdc.core.filters import TableFilter, parse_key_columns
+from cdc.core.notifications import SILENT, Notifier
 from cdc.core.records import Batch
 from cdc.core.snapshot_selection import SnapshotSelection
 from cdc.core.topics import transaction_topic
@@ -276,6 +277,7 @@ class SourceSettings:
     transaction_topic: str | None  # None: provide.transaction.metadata is off
     skipped_operations: frozenset[str]  # of c, u, d, t
     skip_unchanged: bool = False  # skip.messages.without.change
+    notifier: Notifier = SILENT  # notification.enabled.channels
     snapshot: SnapshotSelection = SnapshotSelection()  # snapshot.include.collection.list, select overrides
     snapshot_delay_ms: int = 0  # snapshot.delay.ms (cdc.core.delays)
     streaming_delay_ms: int = 0  # streaming.delay.ms
@@ -301,6 +303,7 @@ class SourceSettings:
                                if config.get("provide.transaction.metadata") else None),
             skipped_operations=frozenset(op.strip() for op in config.get("skipped.operations") or ()) - {"none", ""},
             skip_unchanged=config.get("skip.messages.without.change"),
+            notifier=Notifier.from_config(config),
             snapshot=SnapshotSelection.from_config(config),
             snapshot_delay_ms=_declared(config, "snapshot.delay.ms") or 0,
             streaming_delay_ms=_declared(config, "streaming.delay.ms") or 0,

@@ -42,6 +42,7 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Config
+from cdc.core import post_processors
 from cdc.core.errors import ConfigError, SourceError
 from cdc.core.option_surface import Surface
 from cdc.core.records import Batch, ChangeEvent, EncodedRows
@@ -122,6 +123,9 @@ def _build(options: Mapping[str, str]) -> tuple[Any, Config]:
     source_cls = registry.load(registry.SOURCES, name)
     _check_replayable(source_cls, name)
     config = Config(_source_properties(options)).declare(CORE_OPTIONS).declare(declared_options(source_cls))
+    if post_processors.names(config.properties):
+        raise ConfigError("post.processors are applied by cdc's engine (cdc run, cdc <source>), not by "
+                          "format('cdc') yet", fix="leave post.processors out of the Spark query's options")
     config.validate(("spark.",), Surface.of(source_cls, config.properties))
     if offers(source_cls, ChecksReplay):  # a source's own limits under Spark
         source_cls.check_replayable(config)

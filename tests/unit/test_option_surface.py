@@ -55,10 +55,10 @@ def _pipeline(tmp_path, **properties: str):  # type: ignore[no-untyped-def]
 
 def test_a_refused_option_stops_the_pipeline_before_it_starts(tmp_path) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ConfigError) as raised:
-        _pipeline(tmp_path, **{"post.processors": "reselector", "publication.name": "p", "slot.failover": "true"})
+        _pipeline(tmp_path, **{"converters": "isbn", "publication.name": "p", "slot.failover": "true"})
     message = str(raised.value)
     assert "PostgreSQL 3.6.1.Final connector that cdc does not implement" in message
-    assert "post.processors='reselector'" in message
+    assert "converters='isbn'" in message
     assert "slot.failover='true'" in message  # every refused option at once
     assert "publication.name" not in message
     assert "docs/options.md" in raised.value.fix

@@ -22,6 +22,7 @@ import pymysql
 from cdc.config import Config
 from cdc.core.envelope import now_ts
 from cdc.core.filters import warn_if_nothing_captured
+from cdc.core.notifications import SILENT, Notifier
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.schema_change import SchemaChangeEvents
 from cdc.core.snapshot_restart import attempt_offset
@@ -72,6 +73,7 @@ class MySqlSnapshotter:
         self._new_schema = new_schema
         self._use_schema = use_schema
         self._table_state = table_state
+        self.notifier: Notifier = SILENT  # Debezium's notifications of the snapshot (the coordinator's)
         self._record = record
         self._stopping = stopping
         # Rows also in batches the compiled codec encoded (cdc.sources.mysql.snapshot_rows): set by the
@@ -155,7 +157,7 @@ class MySqlSnapshotter:
         captured = [c for c in captured if self.settings.selection.snapshots((c[0], None, c[1]))]
         tables = [self._table(conn, server.flavor, d, t, s, point, ts_ms) for d, t, s in captured]
         return (yield from read_tables(tables, progress=self.settings.progress, stopping=self._stopping,
-                                       restarted=restarted))
+                                       restarted=restarted, notifier=self.notifier))
 
     def _table(self, conn: pymysql.connections.Connection, flavor: str, database: str, table: str,
                state: TableState, point: snap.SnapshotPoint, ts_ms: int) -> SnapshotTable:

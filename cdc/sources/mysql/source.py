@@ -37,6 +37,8 @@ from cdc.core.errors import CdcError, OffsetStoreError, SourceError
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import IncrementalSnapshot
 from cdc.core.native_row import native_module
+from cdc.core.notifications import snapshot_skipped
+from cdc.core.post_processors import TableLookup
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.schema import Table
 from cdc.core.schema_change import SchemaChangeEvents
@@ -54,6 +56,7 @@ from cdc.sources.mysql.connection import ConnectionSettings, ServerInfo, binlog_
 from cdc.sources.mysql.gtids import DeliveredGtids
 from cdc.sources.mysql.history import SchemaHistoryRecords, open_history
 from cdc.sources.mysql.position import BinlogPosition, position_key
+from cdc.sources.mysql.reselect import table_lookup
 from cdc.sources.mysql.signals import MySqlSignals
 from cdc.sources.mysql.snapshotter import MySqlSnapshotter, SnapshotSettings
 from cdc.sources.mysql.source_info import source_block
@@ -135,6 +138,7 @@ class MySqlSource:
             stopping=self._is_stopping, offset=self._offset, between=self._signals.between_transactions,
             wants_turn=lambda: self._signals.wants_turn)
         self._streamer.statements = self.include_query
+        self._notifier = self._snapshotter.notifier = common.notifier
         self._heartbeat_query: str | None = config.get("heartbeat.action.query")
         if self._heartbeat_query:
             self._streamer.heartbeat_action = self._run_heartbeat_query
@@ -194,6 +198,8 @@ class MySqlSource:
         if decision.plan is Plan.NOTHING:
             return
         _check_log_gone(decision, offset, reaches)
+        if skipped := snapshot_skipped(self._notifier, decision.plan):
+            yield Batch(skipped)
         start = yield from self._prepare(decision, offset, attempt)
         if start is not None:
             yield from self._stream_from(start)
@@ -297,6 +303,12 @@ class MySqlSource:
         if self.info is not None:
             offset["server_identity"] = self.info.identity
         return offset
+
+    def reselect_lookup(self, table_id: str) -> TableLookup | None:
+        """A captured table, for the reselect post processor (cdc.core.post_processors.Reselects)."""
+        database, _, table = table_id.partition(".")
+        state = self._tables.state(database, table) if self._tables.schema is not None else None
+        return None if state is None else table_lookup(state, self._control_conn)
 
     def _run_heartbeat_query(self) -> None:
         """heartbeat.action.query on the connection beside the binlog reader; a failure does not stop the stream."""

@@ -18,6 +18,7 @@ from typing import Any
 
 import psycopg
 
+from cdc.core.notifications import SILENT, Notifier
 from cdc.core.records import Batch
 from cdc.core.snapshot_runner import SnapshotStopped, SnapshotTable, read_tables
 from cdc.core.snapshot_selection import SnapshotSelection, TableName
@@ -48,6 +49,7 @@ class Snapshotter:
         self._fetch_size = fetch_size
         self._progress = progress
         self._stopping = stopping
+        self.notifier: Notifier = SILENT  # Debezium's notifications of the snapshot (the coordinator's)
 
     def _ordered(self, tables: list[cat.CatalogTable]) -> list[cat.CatalogTable]:
         """The captured tables whose rows the snapshot reads, in the order it reads them."""
@@ -86,7 +88,8 @@ class Snapshotter:
                 ordered = self._ordered(tables)
                 log.info("snapshot of %d tables at %s", len(ordered), po.format_lsn(lsn))
                 last = yield from read_tables([self._whole(conn, t, lsn, xmin, estimates.get(t.oid)) for t in ordered],
-                                              progress=self._progress, stopping=self._stopping, restarted=attempt > 0)
+                                              progress=self._progress, stopping=self._stopping, restarted=attempt > 0,
+                                              notifier=self.notifier)
                 conn.execute("COMMIT")
         finally:
             conn.close()
@@ -121,7 +124,7 @@ class Snapshotter:
                 try:
                     yield from read_tables(chunked.tables(left, last_key, cat.row_estimates(conn, left)),
                                            progress=self._progress, stopping=self._stopping, resumable=True,
-                                           resumed=progress is not None)
+                                           resumed=progress is not None, notifier=self.notifier)
                 except SnapshotStopped:
                     return None
                 if snapshot_name:

@@ -35,6 +35,8 @@ from cdc.core.emitter import ChangeEmitter
 from cdc.core.errors import CdcError, SourceError
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import IncrementalSnapshot
+from cdc.core.notifications import snapshot_skipped
+from cdc.core.post_processors import TableLookup
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.snapshot_mode import Decision, Plan, decide
 from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt, is_slot_pending, slot_pending_offset
@@ -51,6 +53,7 @@ from cdc.sources.postgres.position import PgPosition
 from cdc.sources.postgres.publication import Publication
 from cdc.sources.postgres.relations import Relations
 from cdc.sources.postgres.replication import SlotMissingError
+from cdc.sources.postgres.reselect import table_lookup
 from cdc.sources.postgres.server import ServerInfo
 from cdc.sources.postgres.signals import Signals, SignalSettings
 from cdc.sources.postgres.slot import ReplicationSlot
@@ -116,6 +119,7 @@ class PostgresSource:
             progress=config.get("snapshot.progress"), stopping=lambda: self._stopping, selection=common.snapshot)
         self._selection = common.snapshot
         self._delays = (common.snapshot_delay_ms, common.streaming_delay_ms)
+        self._notifier = self._snapshotter.notifier = common.notifier
         self._streamer = self._make_streamer(common, types)
         self._parallel = ParallelSnapshot(
             self.settings, self._connections.catalog, self._states, prefix=common.prefix, modes=modes,
@@ -234,6 +238,8 @@ class PostgresSource:
         log.info("start: %s (%s)", decision.plan.value, decision.reason)
         if decision.plan is Plan.NOTHING:
             return
+        if skipped := snapshot_skipped(self._notifier, decision.plan):
+            yield Batch(skipped)
         if decision.plan is Plan.LOG_GONE:
             raise self._slot_gone(offset)
         snapshot = decision.plan in (Plan.RESUME_SNAPSHOT, Plan.SNAPSHOT)
@@ -360,6 +366,12 @@ class PostgresSource:
                 return self._states(table).envelope.row_schema
         raise SourceError(f"table {qualified!r} does not exist in database {self.settings.dbname!r}",
                           fix="check the table option (schema.table)")
+
+    def reselect_lookup(self, table_id: str) -> TableLookup | None:
+        """A captured table, for the reselect post processor (cdc.core.post_processors.Reselects)."""
+        conn = self._connections.catalog()
+        table = next((t for t in cat.read_tables(conn) if t.qualified == table_id), None)
+        return None if table is None else table_lookup(table, self._states(table), self._connections.catalog)
 
     # ---- signals (cdc.core.source.TakesSignals, SnapshotsIncrementally) -----------------------
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cdc.core.errors import SourceError
+from cdc.core.notifications import SILENT, Notifier
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.snapshot_runner import RowBatch, SnapshotTable, read_tables
 from cdc.core.snapshot_selection import SnapshotSelection, TableName, match_columns
@@ -67,6 +68,7 @@ class Snapshot:
         self.read_structure = read_structure
         self.make_state = make_state
         self.stopping = stopping
+        self.notifier: Notifier = SILENT  # Debezium's notifications of the snapshot (the coordinator's)
         self.selection = SnapshotSelection()  # snapshot.include.collection.list, snapshot.select.statement.overrides
         self.progress = progress
         self.estimated_rows = estimated_rows
@@ -123,7 +125,8 @@ class Snapshot:
         restarted = restart is not None and restart.restarted
         names = [name for name in sorted(self.plans) if self.selection.snapshots(self._name(name))]
         last = yield from read_tables([self._table(name, restarted) for name in names],
-                                      progress=self.progress, stopping=self.stopping, restarted=restarted)
+                                      progress=self.progress, stopping=self.stopping, restarted=restarted,
+                                      notifier=self.notifier)
         if last is not None:
             yield Batch([last])
 

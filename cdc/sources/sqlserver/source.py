@@ -428,6 +428,7 @@ class SqlServerSource:
                             make_state=self._state, stopping=lambda: self._stopping,
                             progress=config.get("snapshot.progress"),
                             estimated_rows=lambda instance: row_counts.get(instance.source_object_id))
+        snapshot.notifier = self._common.notifier
         snapshot.selection = self._common.snapshot
         return snapshot
 
