@@ -473,6 +473,10 @@ CORE_OPTIONS: tuple[Option, ...] = (
            "notification.sink.topic.name), log.", validator=_notification_channels),
     Option("notification.sink.topic.name", str, None, "The topic of the sink channel's notification records.",
            validator=_topic),
+    Option("converters", list, None, "Custom converters, by name, each with its <name>.type (an entry point of "
+           "cdc.custom_converters, such as Debezium's io.debezium.connector.binlog.converters."
+           "TinyIntOneToBooleanConverter, or package.module:Class) and its own <name>.* properties: they choose the "
+           "schema and values of the columns they claim (docs/plugins.md)."),
     Option("post.processors", list, None, "Debezium's post processors, by name, each with its <name>.type: "
            "io.debezium.processors.reselect.ReselectColumnsPostProcessor reads columns again by key where the event "
            "has the unavailable-value placeholder or null (<name>.reselect.columns.include.list, ...)."),

@@ -8,7 +8,7 @@ from typing import Any
 from cdc import registry
 from cdc.config import CORE_OPTIONS, Config
 from cdc.converters import CONVERTER_OPTIONS, converter_from_config
-from cdc.core import post_processors
+from cdc.core import custom_converters, post_processors
 from cdc.core.connect_offsets import FILE_CLASS as CONNECT_FILE_STORE
 from cdc.core.connect_offsets import ConnectFileOffsetStore
 from cdc.core.context_headers import ContextHeaders
@@ -87,7 +87,8 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
         factory = registry.load(registry.OFFSET_STORES, store_kind)
         config.declare(declared_options(factory))
     config.declare(exactly_once.EXACTLY_ONCE_OPTIONS)
-    config.validate(PASSTHROUGH_PREFIXES + post_processors.prefixes(config.properties),
+    config.validate(PASSTHROUGH_PREFIXES + post_processors.prefixes(config.properties)
+                    + custom_converters.prefixes(config.properties),
                     Surface.of(source_cls, config.properties))
     log.info("configuration: %s", config.masked())
     exactly = exactly_once.mode(config, sink_cls, store_kind)  # a required one that cannot be: ConfigError

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cdc.core.conversion_failures import ConversionFailures
+from cdc.core.custom_converters import Claimed, RelationalColumn, claim
+from cdc.core.custom_converters import load as load_converters
 from cdc.core.errors import ConfigError
 from cdc.core.filters import REGEX_FIX, NameFilter, compile_pattern
 
@@ -79,12 +81,13 @@ class TableStage:
     renames: Mapping[str, str] = field(default_factory=dict)
     schema_name: Callable[[str], str] = str
     hidden: frozenset[str] = frozenset()  # key columns left out of the rows: read for the key only
+    converted: frozenset[str] = frozenset()  # columns a custom converter took (converters=)
 
     @property
     def changes_rows(self) -> bool:
         """Whether rows leave it otherwise than they came (then the compiled codec, which writes rows as they
         come, is not used for the table)."""
-        return bool(self.values or self.renames or self.hidden)
+        return bool(self.values or self.renames or self.hidden or self.converted)
 
 
 PLAIN = TableStage()
@@ -307,6 +310,7 @@ class ColumnStage:
         self.schema_name = name_adjuster(schema_names, field_names=False)
         self._renaming = field_names != "none"
         self.failures = failures or ConversionFailures()  # event.converting.failure.handling.mode
+        self.converters = load_converters(properties)  # converters=: custom converters, configured
 
     @classmethod
     def from_config(cls, config: Any) -> ColumnStage:
@@ -323,8 +327,19 @@ class ColumnStage:
             return any(self.filter(f"{t}.{column}") for t in table_ids)
         return all(self.filter(f"{t}.{column}") for t in table_ids)
 
+    def claim(self, table_id: str, column: SourceColumn, optional: bool, default: Any, no_default: Any = None
+              ) -> Claimed | None:
+        """A custom converter's claim on ``column`` (converters=), None without one; ``default``: the source's
+        Connect default of the column, ``no_default`` when it has none."""
+        if not self.converters:
+            return None
+        return claim(self.converters, RelationalColumn(
+            name=column.name, data_collection=table_id, type_name=column.type_name, jdbc_type=column.jdbc_type,
+            length=column.length, scale=column.scale, optional=optional, has_default=default is not no_default,
+            default=None if default is no_default else default))
+
     def table(self, table_ids: Sequence[str], columns: Iterable[SourceColumn], schemas: Mapping[str, Mapping[str, Any]],
-              hidden: Iterable[str] = ()) -> TableStage:
+              hidden: Iterable[str] = (), converted: Iterable[str] = ()) -> TableStage:
         """What the options do to a table version's captured ``columns`` (``schemas``: their field schemas by
         name); ``table_ids``: the names a pattern may use for the table (schema.table, and
         database.schema.table where the source has both); ``hidden``: key columns the rows hold for the key only."""
@@ -341,10 +356,10 @@ class ColumnStage:
                     values[column.name] = mapper
             if self._renaming and (adjusted := self.field_name(column.name)) != column.name:
                 renames[column.name] = adjusted
-        hidden = frozenset(hidden)
-        if not (parameters or values or renames or hidden) and self.schema_name is str:
+        hidden, converted = frozenset(hidden), frozenset(converted)
+        if not (parameters or values or renames or hidden or converted) and self.schema_name is str:
             return PLAIN
-        return TableStage(parameters, values, renames, self.schema_name, hidden)
+        return TableStage(parameters, values, renames, self.schema_name, hidden, converted)
 
 
 def with_parameters(schema: dict[str, Any], parameters: Mapping[str, str]) -> dict[str, Any]:

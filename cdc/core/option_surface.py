@@ -102,7 +102,6 @@ TREATMENTS: dict[str, Treatment] = {
     "custom.metric.tags": Refused("cdc's metrics carry their own labels (connector, task, context); extra tags "
                                   "are " + _LATER),
     # ---- what events hold: refused until implemented -------------------------------------------------------
-    "converters": Refused("custom converters are " + _LATER),
     "unavailable.value.placeholder": Refused(_LATER),
     "event.processing.failure.handling.mode": Refused(_LATER + " (cdc stops at an event it cannot process, as "
                                                       "fail, the default, does)"),

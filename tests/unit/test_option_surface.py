@@ -55,20 +55,22 @@ def _pipeline(tmp_path, **properties: str):  # type: ignore[no-untyped-def]
 
 def test_a_refused_option_stops_the_pipeline_before_it_starts(tmp_path) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ConfigError) as raised:
-        _pipeline(tmp_path, **{"converters": "isbn", "publication.name": "p", "slot.failover": "true"})
+        _pipeline(tmp_path, **{"openlineage.integration.enabled": "true", "publication.name": "p",
+                               "sourceinfo.struct.maker": "com.acme.SourceInfo"})
     message = str(raised.value)
     assert "PostgreSQL 3.6.1.Final connector that cdc does not implement" in message
-    assert "converters='isbn'" in message
-    assert "slot.failover='true'" in message  # every refused option at once
+    assert "openlineage.integration.enabled='true': cdc does not emit OpenLineage events" in message
+    assert "sourceinfo.struct.maker='com.acme.SourceInfo'" in message  # every refused option at once
     assert "publication.name" not in message
     assert "docs/options.md" in raised.value.fix
 
 
 def test_a_refused_option_at_debeziums_default_is_accepted(tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]
-    """slot.failover=false asks for what cdc does: a configuration that spells the defaults out runs."""
+    """openlineage.integration.enabled=false asks for what cdc does: a configuration that spells the defaults out
+    runs."""
     with caplog.at_level(logging.WARNING):
-        _pipeline(tmp_path, **{"slot.failover": "false", "skip.messages.without.change": "FALSE"})
-    assert "slot.failover" not in caplog.text and "skip.messages" not in caplog.text
+        _pipeline(tmp_path, **{"openlineage.integration.enabled": "false", "snapshot.max.threads": "1"})
+    assert "openlineage" not in caplog.text and "snapshot.max.threads" not in caplog.text
 
 
 def test_a_mapped_option_is_accepted_without_a_warning(tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]

@@ -35,6 +35,9 @@ from cdc.sources.mysql.types import INT_CONVERTER, TypeModes, field_schema, valu
 log = logging.getLogger(__name__)
 
 
+_NO_DEFAULT = object()
+
+
 class TableState:
     __slots__ = ("table", "database", "name", "qualified", "envelope", "column_count", "modes", "stage", "_spec",
                  "_names", "_set_columns", "_failures", "_guarded")
@@ -63,6 +66,7 @@ class TableState:
         # The key's columns are read even when the column options leave them out of the rows: keys keep them.
         key_names = resolve_key_columns(key_spec, [self.qualified], table.primary_key, names, names)
         hidden: list[str] = []
+        converted: list[str] = []  # the columns custom converters took
         for index, column in enumerate(table.columns):
             if not columns_stage.captured((self.qualified,), column.name):
                 if column.name not in key_names:
@@ -71,9 +75,15 @@ class TableState:
             schema = field_schema(column, modes)
             if schema is None:  # a type Debezium cannot represent (VECTOR): left out, as Debezium does
                 continue
+            parts = value_converter_parts(column, modes)
+            claimed = columns_stage.claim(self.qualified, source_column(column), column.optional,
+                                          schema.get("default", _NO_DEFAULT), _NO_DEFAULT)
+            if claimed is not None:  # a custom converter's column (converters=): its schema and values
+                schema, parts = claimed.schema, (claimed.convert, claimed.schema.get("default"))
+                converted.append(column.name)
             fields.append(connect.field(column.name, schema))
             by_name[column.name] = fields[-1]
-            spec.append((index, column.name, *value_converter_parts(column, modes)))
+            spec.append((index, column.name, *parts))
             if column.type_name.upper() == "SET":
                 set_columns.append(index)
         self._spec = tuple(spec)
@@ -83,7 +93,7 @@ class TableState:
         self._set_columns = tuple(set_columns)
         key_names = [k for k in key_names if k in by_name]  # a key column of a type Debezium cannot represent
         described = [source_column(c) for c in table.columns if c.name in by_name and c.name not in hidden]
-        self.stage = columns_stage.table((self.qualified,), described, by_name, hidden=hidden)
+        self.stage = columns_stage.table((self.qualified,), described, by_name, hidden=hidden, converted=converted)
         self.envelope = TableEnvelope(
             topic=table_topic(topic_prefix, self.database, self.name),
             table_id=self.qualified,

@@ -83,6 +83,7 @@ class TableState:
         # The key's columns are read even when the column options leave them out of the rows: keys keep them.
         key_names = resolve_key_columns(key_spec, [self.qualified], catalog.primary_key, names, names)
         hidden: list[str] = []
+        converted: list[str] = []  # the columns custom converters took
         for index, column in enumerate(columns):
             if not columns_stage.captured((self.qualified,), column.name):
                 if column.name not in key_names:
@@ -99,15 +100,20 @@ class TableState:
             kind = column_kind(pg_type, column.typmod)
             scale = numeric_scale(column.typmod) if kind == "numeric" else None
             default = default_value(defaults.get(column.name), pg_type.name, convert, enum=kind == "enum", scale=scale)
-            if default is not NO_DEFAULT:
+            described.append(source_column(column.name, pg_type, column.typmod))
+            claimed = columns_stage.claim(self.qualified, described[-1], optional, default, NO_DEFAULT)
+            if claimed is not None:  # a custom converter's column (converters=): its schema, values, default
+                schema, convert, default = claimed.schema, claimed.convert, claimed.schema.get("default", NO_DEFAULT)
+                converted.append(column.name)
+            elif default is not NO_DEFAULT:
                 schema["default"] = default
             field = connect.field(column.name, schema)
             fields.append(field)
             by_name[column.name] = field
-            described.append(source_column(column.name, pg_type, column.typmod))
             # a column a key-only old tuple leaves out: Debezium gives it its default, else (NOT NULL)
             # its type's zero, else null
-            absent = default if default is not NO_DEFAULT else None if optional else zero(kind, schema, convert, scale)
+            absent = default if default is not NO_DEFAULT else None if optional or claimed is not None \
+                else zero(kind, schema, convert, scale)
             spec.append((index, column.name, convert, absent,
                          unavailable_value(pg_type, column.typmod, unavailable_placeholder, modes)))
         self._spec = tuple(spec)
@@ -119,7 +125,7 @@ class TableState:
         key_names = [k for k in key_names if k in by_name]  # a key column of a type Debezium cannot represent
         key_fields = [by_name[k] for k in key_names]
         self.stage = columns_stage.table((self.qualified,), [c for c in described if c.name not in hidden], by_name,
-                                         hidden=hidden)
+                                         hidden=hidden, converted=converted)
         self.envelope = TableEnvelope(
             topic=table_topic(topic_prefix, self.schema, self.name),
             table_id=self.qualified,

@@ -103,6 +103,9 @@ def build_instances(
     return out
 
 
+_NO_DEFAULT = object()
+
+
 class TableState:
     """Decoding of one capture instance's rows into Debezium row structs."""
 
@@ -120,22 +123,29 @@ class TableState:
         # The key's columns are read even when the column options leave them out of the rows: keys keep them.
         key_names = resolve_key_columns(key_spec, list(table_ids), instance.index_columns, names, names)
         hidden: list[str] = []
+        converted: list[str] = []  # the columns custom converters took
         for column in instance.columns:
             if not columns.captured(table_ids, column.name):
                 if column.name not in key_names:
                     continue
                 hidden.append(column.name)
-            f = connect.field(column.name, field_schema(column, modes))
+            described_schema, convert = field_schema(column, modes), converter(column, modes)
+            claimed = columns.claim(self.data_collection, source_column(table_column(column)), column.nullable,
+                                    described_schema.get("default", _NO_DEFAULT), _NO_DEFAULT)
+            if claimed is not None:  # a custom converter's column (converters=): its schema and values
+                described_schema, convert = claimed.schema, claimed.convert
+                converted.append(column.name)
+            f = connect.field(column.name, described_schema)
             fields.append(f)
             by_name[column.name] = f
-            spec.append((column.name, converter(column, modes)))
+            spec.append((column.name, convert))
             kept.append(column)
         self._spec = tuple(spec)
         self._failures = columns.failures
         self.key_names = tuple(key_names)
         described = [table_column(c) for c in kept]
         self.stage = columns.table(table_ids, [source_column(c) for c in described if c.name not in hidden], by_name,
-                                   hidden=hidden)
+                                   hidden=hidden, converted=converted)
         self.envelope = TableEnvelope(
             topic=table_topic(topic_prefix, db, schema, name),
             table_id=self.data_collection,
