@@ -102,7 +102,9 @@ TREATMENTS: dict[str, Treatment] = {
     "custom.metric.tags": Refused("cdc's metrics carry their own labels (connector, task, context); extra tags "
                                   "are " + _LATER),
     # ---- what events hold: refused until implemented -------------------------------------------------------
-    "unavailable.value.placeholder": Refused(_LATER),
+    "unavailable.value.placeholder": Refused("Debezium 3.6 writes it for the varchar(max), nvarchar(max) and "
+                                             "varbinary(max) columns an update leaves alone; cdc does not mark them "
+                                             "yet (the change table's value goes out)"),
     "event.processing.failure.handling.mode": Refused(_LATER + " (cdc stops at an event it cannot process, as "
                                                       "fail, the default, does)"),
     "inconsistent.schema.handling.mode": Refused(_LATER + " (cdc stops at rows of a table it has no schema for, "
@@ -202,6 +204,9 @@ BY_CONNECTOR: dict[str, dict[str, Treatment]] = {
 }
 # Options that MySQL and MariaDB share, listed once.
 _BINLOG: dict[str, Treatment] = {
+    "unavailable.value.placeholder": Mapped("Debezium writes it for the BLOB/TEXT columns binlog_row_image=NOBLOB "
+                                            "leaves out; cdc requires binlog_row_image=FULL, where every value is in "
+                                            "the row image, so no value is ever unavailable"),
     "binlog.buffer.size": Refused(_LATER),
     "binlog.net.read.timeout": Refused(_LATER),
     "binlog.net.write.timeout": Refused(_LATER),
