@@ -2,9 +2,11 @@
 without cargo or rustc installs them (our wheels from files only, their dependencies from the index),
 and the demo's pipeline (scripts/demo.sh) runs there with the compiled codec on.
 
-The codec wheels are cached under ~/.cache/cdc/wheels/<hash of native/, pyproject.toml and
-scripts/wheels.sh> (CDC_CACHE moves ~/.cache/cdc): a cold run builds them (a few minutes), a warm
-one builds only the pure-Python wheel of cdc-debezium, whose code changes more often.
+In the test command only this machine's codec wheel is built (Linux x86_64, glibc: a minute cold);
+every platform's (Linux x86_64/aarch64, glibc and musl, macOS x86_64/arm64, cross-built with zig: several
+minutes cold) with CDC_ALL_WHEELS=1, which scripts/wheels-matrix.sh sets. The codec wheels are cached under
+~/.cache/cdc/wheels/<hash of native/, pyproject.toml, scripts/wheels.sh and the targets> (CDC_CACHE moves
+~/.cache/cdc): a warm run builds only the pure-Python wheel of cdc-debezium, whose code changes more often.
 """
 from __future__ import annotations
 
@@ -32,6 +34,18 @@ pytestmark = [pytest.mark.postgres, pytest.mark.timeout(1800)]
 
 CACHE = Path(os.environ.get("CDC_CACHE", Path.home() / ".cache" / "cdc")) / "wheels"
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+ALL_WHEELS = os.environ.get("CDC_ALL_WHEELS") == "1"
+# (Rust target, the codec wheel's platform tag)
+TARGETS = {"x86_64-unknown-linux-gnu": "manylinux2014_x86_64.manylinux_2_17_x86_64",
+           "aarch64-unknown-linux-gnu": "manylinux2014_aarch64.manylinux_2_17_aarch64",
+           "x86_64-unknown-linux-musl": "musllinux_1_2_x86_64", "aarch64-unknown-linux-musl": "musllinux_1_2_aarch64",
+           "x86_64-apple-darwin": "macosx_10_12_x86_64", "aarch64-apple-darwin": "macosx_11_0_arm64"}
+HOST = f"{platform.machine()}-unknown-linux-gnu"
+
+
+def _targets() -> list[str]:
+    """What this run builds: every platform's codec wheel, or this machine's."""
+    return list(TARGETS) if ALL_WHEELS else [HOST]
 
 
 def _key() -> str:
@@ -41,6 +55,7 @@ def _key() -> str:
     digest = hashlib.sha256()
     for path in [*files, ROOT / "pyproject.toml", ROOT / "scripts" / "wheels.sh"]:
         digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    digest.update(" ".join(_targets()).encode())
     return digest.hexdigest()[:16]
 
 
@@ -64,7 +79,8 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for wheel in cached.glob("*.whl"):
             shutil.copy(wheel, out)
     else:
-        _run(["bash", str(ROOT / "scripts" / "wheels.sh"), str(out)], cwd=ROOT, env=env, timeout=1700)
+        _run(["bash", str(ROOT / "scripts" / "wheels.sh"), str(out)], cwd=ROOT,
+             env={**env, "CDC_WHEEL_TARGETS": " ".join(_targets())}, timeout=1700)
         partial = CACHE / f".{cached.name}.{uuid.uuid4().hex[:6]}"
         partial.mkdir(parents=True)
         for wheel in out.glob("cdc_debezium_native-*.whl"):
@@ -99,10 +115,7 @@ def test_the_wheels(wheels: Path, tmp_path: Path) -> None:
     names = sorted(p.name for p in wheels.glob("*.whl"))
     assert f"cdc_debezium-{VERSION}-py3-none-any.whl" in names
     native = [n for n in names if n.startswith("cdc_debezium_native-")]
-    expected = [f"cdc_debezium_native-{VERSION}-cp311-abi3-{tag}.whl" for tag in (
-        "macosx_10_12_x86_64", "macosx_11_0_arm64",
-        "manylinux2014_aarch64.manylinux_2_17_aarch64", "manylinux2014_x86_64.manylinux_2_17_x86_64",
-        "musllinux_1_2_aarch64", "musllinux_1_2_x86_64")]
+    expected = sorted(f"cdc_debezium_native-{VERSION}-cp311-abi3-{TARGETS[t]}.whl" for t in _targets())
     assert native == expected
     tools = tmp_path / "tools"
     _run([sys.executable, "-m", "venv", str(tools)])
