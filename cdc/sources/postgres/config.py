@@ -65,5 +65,7 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
            "watermark rows in the signal table (send signals through the file or Kafka channel). PostgreSQL 13+."),
     HEARTBEAT_QUERY_OPTION,
     *RETRY_OPTIONS,
+    Option("money.fraction.digits", int, 2, "Scale of money values under decimal.handling.mode=precise (rounded "
+           "half up); double and string give the value as the server prints it.", validator=non_negative),
     *snapshot_options(("initial", "initial_only", "no_data", "schema_only", "never", "when_needed", "always")),
 ) + SIGNAL_OPTIONS + GUARD_OPTIONS  # the slot guards: the source's own (cdc.core.source.Guarded)

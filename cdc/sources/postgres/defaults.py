@@ -116,7 +116,10 @@ def default_value(expression: str | None, type_name: str, convert: Callable[[str
 
 def zero(kind: str, schema: dict[str, Any], convert: Callable[[str], Any], scale: int | None = None) -> Any:
     """The value Debezium gives a NOT NULL column that a key-only old tuple leaves out and that has
-    no default: its type's zero, in the column's own representation (``scale``: numeric(p,s)'s s)."""
+    no default: its type's zero, in the column's own representation (``scale``: numeric(p,s)'s s, or
+    money.fraction.digits for money)."""
+    if kind == "money" and scale is not None and schema["type"] == "string":
+        return f"{0:.{scale}f}"  # Debezium's fallback: BigDecimal.ZERO.setScale(digits).toString()
     text = _ZERO_TEXT.get(kind)
     if text is not None and kind == "numeric" and scale:
         text = "0." + "0" * scale if scale > 0 else text

@@ -98,7 +98,8 @@ class TableState:
             native_kinds.append(native_kind(pg_type, column.typmod, modes))
             spec_types.append((pg_type, column.typmod))
             kind = column_kind(pg_type, column.typmod)
-            scale = numeric_scale(column.typmod) if kind == "numeric" else None
+            scale = numeric_scale(column.typmod) if kind == "numeric" \
+                else modes.money_fraction_digits if kind == "money" else None
             default = default_value(defaults.get(column.name), pg_type.name, convert, enum=kind == "enum", scale=scale)
             described.append(source_column(column.name, pg_type, column.typmod))
             claimed = columns_stage.claim(self.qualified, described[-1], optional, default, NO_DEFAULT)

@@ -19,7 +19,7 @@ What Debezium 3.6 emits (checked against its pg-types output and PostgresValueCo
 | float4 / float8            | float (Java's shortest float repr) / double; NaN, ±Infinity as strings  |
 | numeric(p,s)               | bytes ``org.apache.kafka.connect.data.Decimal`` {scale, precision}      |
 | numeric                    | struct ``io.debezium.data.VariableScaleDecimal`` (trailing 0s stripped) |
-| money                      | bytes ``Decimal`` {scale: money_fraction_digits}                        |
+| money                      | bytes ``Decimal`` {scale: money.fraction.digits}                        |
 |   decimal.handling.mode    | precise (above; NaN -> null) / double / string ("NAN", "POSITIVE_INF…") |
 | char, varchar, bpchar,     | string                                                                  |
 |   text, name, inet, cidr,  |                                                                         |
@@ -101,7 +101,7 @@ class TypeModes(CoreTypeModes):
     interval_handling_mode: str = "numeric"  # numeric | string (ISO-8601 'P1Y2M3DT4H5M6.789S')
     hstore_handling_mode: str = "json"  # json (a JSON object as text) | map
     include_unknown_datatypes: bool = False  # types Debezium has no mapping for: left out, or their text
-    money_fraction_digits: int = 2  # the server's lc_monetary frac digits
+    money_fraction_digits: int = 2  # money.fraction.digits: the scale of money values under precise
 
     ALLOWED: ClassVar[dict[str, tuple[str, ...]]] = {
         **CoreTypeModes.ALLOWED,
@@ -440,6 +440,9 @@ def _fixed_decimal(scale: int) -> Converter:
 
 
 _MONEY_JUNK = re.compile(r"[^0-9.,]")
+# Fraction digits of money's text under the usual lc_monetary (C, en_US...): how the parser tells a
+# decimal point from a group separator. The scale of events is money.fraction.digits, not this.
+_MONEY_TEXT_DIGITS = 2
 
 
 def _money_parts(text: str, fraction_digits: int) -> tuple[bool, str, str]:
@@ -464,9 +467,11 @@ def _money_parts(text: str, fraction_digits: int) -> tuple[bool, str, str]:
 
 
 def _money_converter(mode: str, digits: int) -> Converter:
-    """money under decimal.handling.mode ``mode``, the server's ``digits`` fraction digits."""
+    """money under decimal.handling.mode ``mode``: precise is a Decimal of scale ``digits``
+    (money.fraction.digits, rounded HALF_UP as Debezium's setScale); double and string are the
+    value as the server prints it, whatever ``digits`` says (as Debezium's)."""
     def plain(text: str) -> str:
-        negative, integer, fraction = _money_parts(text, digits)
+        negative, integer, fraction = _money_parts(text, _MONEY_TEXT_DIGITS)
         return ("-" if negative else "") + integer + ("." + fraction if fraction else "")
 
     if mode == "string":
@@ -477,7 +482,7 @@ def _money_converter(mode: str, digits: int) -> Converter:
     quantum = Decimal(1).scaleb(-digits)
 
     def precise(text: str) -> str:
-        negative, integer, fraction = _money_parts(text, digits)
+        negative, integer, fraction = _money_parts(text, _MONEY_TEXT_DIGITS)
         if len(fraction) == digits:
             unscaled = int(integer + fraction)
         else:  # setScale(money fraction digits, HALF_UP)
