@@ -171,8 +171,6 @@ BY_CONNECTOR: dict[str, dict[str, Treatment]] = {
         "lsn.flush.mode": Refused(_LATER),
         "lsn.flush.timeout.ms": Refused(_LATER),
         "lsn.flush.timeout.action": Refused(_LATER),
-        "message.prefix.include.list": Refused(_LATER),
-        "message.prefix.exclude.list": Refused(_LATER),
         "offset.mismatch.strategy": Refused(_LATER),
         "publish.via.partition.root": Refused(_LATER),
         "replica.identity.autoset.values": Refused(_LATER),

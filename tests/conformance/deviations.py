@@ -325,6 +325,7 @@ RAW: list[tuple[str, Callable[[list[Record]], None]]] = [("pg_notifications*", _
                                                          ("pg_transactions", _transaction_ids),
                                                          ("pg_types_more*", _transaction_ids),
                                                          ("pg_types_more*", _message_collections),
+                                                         ("pg_message_prefixes*", _message_collections),
                                                          ("mariadb_transactions", _no_begin_without_end),
                                                          ("mariadb_xa", _close_xa_groups)]
 

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import re
 
-from cdc.config import Option, non_negative
+from cdc.config import Config, Option, non_negative
+from cdc.core.errors import ConfigError
+from cdc.core.filters import NameFilter, patterns_problem
 from cdc.core.native_row import NATIVE_ROWS_OPTION
 from cdc.core.options import (
     HEARTBEAT_QUERY_OPTION,
@@ -14,6 +16,16 @@ from cdc.core.options import (
 )
 from cdc.core.signals import SIGNAL_OPTIONS
 from cdc.sources.postgres.guards import GUARD_OPTIONS
+
+
+def message_prefix_filter(config: Config) -> NameFilter:
+    """Which logical decoding messages are emitted, by prefix (Debezium's LogicalDecodingMessageFilter:
+    regular expressions matched whole, ignoring case; one of the two lists at most)."""
+    include, exclude = config.get("message.prefix.include.list"), config.get("message.prefix.exclude.list")
+    if include and exclude:  # Debezium's validation refuses the pair too
+        raise ConfigError("message.prefix.include.list and message.prefix.exclude.list are both set",
+                          fix="keep one of them")
+    return NameFilter(include, exclude)
 
 
 def _slot_name(value: str) -> str | None:
@@ -65,6 +77,12 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
            "watermark rows in the signal table (send signals through the file or Kafka channel). PostgreSQL 13+."),
     HEARTBEAT_QUERY_OPTION,
     *RETRY_OPTIONS,
+    Option("message.prefix.include.list", list, None, "Regular expressions of the prefixes of the logical decoding "
+           "messages (pg_logical_emit_message) emitted as op 'm' events, each matched whole, ignoring case; other "
+           "messages are skipped. Not with message.prefix.exclude.list.", validator=patterns_problem),
+    Option("message.prefix.exclude.list", list, None, "Regular expressions of the prefixes of the logical decoding "
+           "messages skipped (as message.prefix.include.list matches them); the others are emitted.",
+           validator=patterns_problem),
     Option("money.fraction.digits", int, 2, "Scale of money values under decimal.handling.mode=precise (rounded "
            "half up); double and string give the value as the server prints it.", validator=non_negative),
     *snapshot_options(("initial", "initial_only", "no_data", "schema_only", "never", "when_needed", "always")),

@@ -46,7 +46,7 @@ from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres import parallel
 from cdc.sources.postgres import pgoutput as po
 from cdc.sources.postgres.blocking import BlockingReads
-from cdc.sources.postgres.config import POSTGRES_OPTIONS
+from cdc.sources.postgres.config import POSTGRES_OPTIONS, message_prefix_filter
 from cdc.sources.postgres.connection import Connections, ConnectionSettings
 from cdc.sources.postgres.parallel_reads import ParallelSnapshot
 from cdc.sources.postgres.position import PgPosition
@@ -142,7 +142,7 @@ class PostgresSource:
             dbname=self.settings.dbname, max_batch=common.max_batch,
             per_event_ids=config.get("transaction.id.mode") == "debezium",
             binary_mode=self._states.modes.binary_handling_mode, signal_table=self._signals.settings.signal_table,
-            heartbeat_query=config.get("heartbeat.action.query"))
+            heartbeat_query=config.get("heartbeat.action.query"), message_prefixes=message_prefix_filter(config))
         heartbeat = Heartbeat(common.prefix, config.get("heartbeat.topics.prefix"), config.get("heartbeat.interval.ms"))
         return Streamer(settings, self._connections, describe=self._relations.describe,
                         forget_type=types.invalidate, emitter=ChangeEmitter.from_settings(common),

@@ -135,7 +135,9 @@ class ChangeStream:
                  relations: dict[int, TableState | None], describe: Callable[[po.Relation], TableState | None],
                  forget_type: Callable[[int], None], signal_table: str | None, hooks: StreamHooks,
                  per_event_ids: bool = False, binary_mode: str = "bytes", encode_runs: bool = False,
-                 max_run: int = 10_000) -> None:
+                 max_run: int = 10_000, message_prefixes: Callable[[str], bool] = lambda prefix: True) -> None:
+        """``message_prefixes``: whether a logical decoding message of that prefix is emitted
+        (message.prefix.include.list / exclude.list)."""
         self.committed_lsn = resume.lsn
         self._skip_commit = resume.lsn_commit
         self._skip_until = resume.lsn_proc or 0
@@ -150,6 +152,7 @@ class ChangeStream:
         self.hooks = hooks
         self.per_event_ids = per_event_ids  # transaction.id.mode=debezium
         self.messages = MessageEvents(prefix, dbname, binary_mode)
+        self.message_prefixes = message_prefixes
         self.tx = Transaction()
         self.last_commit_lsn: int | None = None  # source.sequence's first LSN (Debezium's)
         # The events list of the last COMMIT, how many events it held then, and the position after it.
@@ -391,6 +394,8 @@ class ChangeStream:
             self._change_seen(lsn)
         else:
             self.last_commit_lsn = lsn  # Debezium commits a non-transactional message at once
+        if not self.message_prefixes(message.prefix):
+            return  # filtered after the position moved, as Debezium's dispatcher does: not counted in END
         tracker = self.emitter.tracker
         # A transactional message is an event of its transaction: counted, with its block.
         block = tracker.block(MESSAGE_DATA_COLLECTION) if message.transactional and tracker is not None \

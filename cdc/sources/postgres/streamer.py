@@ -46,6 +46,7 @@ class StreamSettings:
     binary_mode: str  # binary.handling.mode (logical decoding messages' content)
     signal_table: str | None
     heartbeat_query: str | None  # heartbeat.action.query
+    message_prefixes: Callable[[str], bool] = lambda prefix: True  # message.prefix.include/exclude.list
 
 
 class StreamSignals(StreamHooks, Protocol):
@@ -136,7 +137,8 @@ class Streamer:
             resume=resume, prefix=settings.prefix, dbname=settings.dbname, emitter=self._emitter, relations={},
             describe=self._describe, forget_type=self._forget_type, signal_table=settings.signal_table,
             hooks=self._signals, per_event_ids=settings.per_event_ids, binary_mode=settings.binary_mode,
-            encode_runs=self._rows.native and self._rows.encoded, max_run=settings.max_batch)
+            encode_runs=self._rows.native and self._rows.encoded, max_run=settings.max_batch,
+            message_prefixes=settings.message_prefixes)
         self._changes = changes
         events: list[ChangeEvent] = []
         max_batch = settings.max_batch
