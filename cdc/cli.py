@@ -389,8 +389,7 @@ def _pipeline_source(args: argparse.Namespace, props: dict[str, Any], given: str
     from cdc.pipeline import source_name
 
     source = given or source_name(props)
-    props.pop("source", None)
-    props.pop("connector.class", None)
+    props.pop("source", None)  # connector.class stays: it says which Debezium connector's options apply
     if source is None and args.command == "slots":
         from cdc.status import slot_sources
 

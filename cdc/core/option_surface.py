@@ -159,11 +159,6 @@ TREATMENTS: dict[str, Treatment] = {
 # Where a connector's option means something else than the shared one, or exists for it alone.
 BY_CONNECTOR: dict[str, dict[str, Treatment]] = {
     POSTGRES: {
-        "database.tcpKeepAlive": Refused(_LATER),
-        "database.sslcert": Refused(_LATER),
-        "database.sslkey": Refused(_LATER),
-        "database.sslpassword": Refused(_LATER),
-        "database.sslrootcert": Refused(_LATER),
         "database.sslfactory": Refused(f"{_JAVA_CLASS} (pgjdbc's SSL socket factory)",
                                        "give the certificates with database.sslrootcert, database.sslcert and "
                                        "database.sslkey"),
@@ -212,10 +207,6 @@ _BINLOG: dict[str, Treatment] = {
     "connect.keep.alive.interval.ms": Mapped("read only with connect.keep.alive"),
     "database.server.id.offset": Mapped("the server id of a snapshot's own binlog reader in Debezium's parallel "
                                         "snapshot; cdc reads the binlog with one reader"),
-    "database.ssl.keystore": Refused(_LATER),
-    "database.ssl.keystore.password": Refused(_LATER),
-    "database.ssl.truststore": Refused(_LATER),
-    "database.ssl.truststore.password": Refused(_LATER),
     "gtid.source.includes": Refused(_LATER),
     "gtid.source.excludes": Refused(_LATER),
     "gtid.source.filter.dml.events": Refused(_LATER),
@@ -252,6 +243,16 @@ def debezium_options(connector_classes: Iterable[str]) -> dict[str, str]:
         for name, (default, _) in OPTIONS.get(cls, {}).items():
             out.setdefault(name, default)
     return out
+
+
+# A declared option whose default is the connector's own, where one source stands in for connectors that differ
+# (the MySQL source: Debezium's MariaDB connector leaves TLS off, its MySQL one uses it when the server offers it).
+CONNECTOR_DEFAULTS: dict[str, dict[str, str]] = {MARIADB: {"database.ssl.mode": "disable"}}
+
+
+def connector_default(properties: Mapping[str, Any], name: str) -> str | None:
+    """A declared option's default under the configuration's connector.class (None: the option's own)."""
+    return CONNECTOR_DEFAULTS.get(str(properties.get("connector.class") or ""), {}).get(name)
 
 
 def treatment(connector_class: str, name: str) -> Treatment | None:
@@ -350,7 +351,7 @@ def rows(connector_class: str, declared: Mapping[str, Any]) -> list[Row]:
     out = []
     for name, (default, _) in sorted(OPTIONS[connector_class].items()):
         if name in declared:
-            ours = declared[name].default
+            ours = CONNECTOR_DEFAULTS.get(connector_class, {}).get(name, declared[name].default)
             shown = str(ours).lower() if isinstance(ours, bool) else "" if ours is None else str(ours)
             if isinstance(ours, list):
                 shown = ",".join(ours)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pymysql
 from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.event import (
     GtidEvent,
@@ -25,6 +24,7 @@ from pymysqlreplication.event import (
 from pymysqlreplication.row_event import DeleteRowsEvent, TableMapEvent, UpdateRowsEvent, WriteRowsEvent
 
 from cdc.sources.mysql.binlog_compat import annotating, patch_query_event_status_vars
+from cdc.sources.mysql.tls import CheckedConnection  # TLS as database.ssl.mode says
 
 patch_query_event_status_vars()  # MariaDB 11's query-event status variables (binlog_compat.py)
 
@@ -43,7 +43,7 @@ def open_stream(connection: dict[str, Any], server_id: int, file: str, pos: int,
     """``statements``: also MariaDB's Annotate_rows events (include.query)."""
     return BinLogStreamReader(
         connection_settings=connection,
-        pymysql_wrapper=annotating(pymysql.connections.Connection) if statements else None,
+        pymysql_wrapper=annotating(CheckedConnection) if statements else CheckedConnection,
         server_id=server_id,
         log_file=file,
         log_pos=pos,

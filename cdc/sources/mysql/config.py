@@ -18,7 +18,21 @@ MYSQL_OPTIONS: tuple[Option, ...] = (
            validator=regular_expressions),
     Option("database.exclude.list", list, None, "Regular expressions of database names not to capture.",
            validator=regular_expressions),
-    Option("database.ssl.mode", str, "disabled", "TLS to the server.", choices=("disabled", "preferred", "required")),
+    Option("database.ssl.mode", str, "preferred", "TLS to the server, with Debezium's values: disabled, preferred "
+           "(TLS when the server offers it), required (TLS, the server's certificate not checked), verify_ca (its "
+           "chain checked against database.ssl.truststore), verify_identity (and its host name); the MariaDB "
+           "connector's disable, trust, verify-ca and verify-full are the same. Default: preferred, as Debezium's "
+           "MySQL connector; disable with connector.class=io.debezium.connector.mariadb.MariaDbConnector, as its "
+           "MariaDB connector.",
+           choices=("disabled", "preferred", "required", "verify_ca", "verify_identity",
+                    "disable", "trust", "verify-ca", "verify-full")),
+    Option("database.ssl.truststore", str, None, "CA certificates the server's certificate is checked against under "
+           "verify_ca and verify_identity: a PKCS12 truststore (Java's default type) or a PEM file (default: the "
+           "system's CAs). A JKS store is refused with the keytool command that converts it."),
+    Option("database.ssl.truststore.password", str, None, "Password of database.ssl.truststore.", secret=True),
+    Option("database.ssl.keystore", str, None, "The client's key and certificate, for a server that asks for one "
+           "(an account REQUIRE X509): a PKCS12 keystore or a PEM file holding both."),
+    Option("database.ssl.keystore.password", str, None, "Password of database.ssl.keystore.", secret=True),
     Option("connect.timeout.ms", int, 30000, "Timeout of a connection attempt.", validator=positive),
     *snapshot_options(("initial", "initial_only", "no_data", "schema_only", "never", "when_needed", "recovery",
                        "schema_only_recovery", "always")),

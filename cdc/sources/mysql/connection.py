@@ -17,6 +17,7 @@ from cdc.config import Config
 from cdc.core.errors import CdcError, RetriableSourceError, SourceError
 from cdc.core.quoting import mysql_literal
 from cdc.core.retry import RetryPolicy
+from cdc.sources.mysql.tls import CR_SSL_CONNECTION_ERROR, CheckedConnection, Tls
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ class ConnectionSettings:
     user: str
     password: str
     connect_timeout_s: float
-    ssl_mode: str  # disabled | preferred | required
+    tls: Tls  # database.ssl.mode and the keystores (tls.py)
     max_retries: int
     retry_wait_s: float
 
@@ -48,7 +49,7 @@ class ConnectionSettings:
             user=config.get("database.user"),
             password=config.get("database.password") or "",
             connect_timeout_s=config.get("connect.timeout.ms") / 1000,
-            ssl_mode=config.get("database.ssl.mode"),
+            tls=Tls.from_config(config),
             max_retries=config.get("errors.max.retries"),
             retry_wait_s=config.get("retriable.restart.connector.wait.ms") / 1000,
         )
@@ -62,30 +63,27 @@ class ConnectionSettings:
         return RetryPolicy(self.max_retries, self.retry_wait_s)
 
     @property
-    def _tls(self) -> dict[str, Any] | None:
-        """pymysql's ssl argument: a non-empty dict turns TLS on (an empty one leaves it off); with no
-        CA given the server's certificate is not verified, as MySQL's ssl-mode=REQUIRED."""
-        return {"check_hostname": False} if self.ssl_mode in ("required", "preferred") else None
+    def ssl_mode(self) -> str:
+        return self.tls.mode
+
+    def ssl_args(self) -> dict[str, Any]:
+        """pymysql's TLS arguments: the context, or TLS off (pymysql would otherwise try it on its own).
+        preferred: TLS when the server offers it (asked once); from required on, always (a server without
+        it is refused)."""
+        if not self.tls.on or self.tls.level == "preferred" and not _offers_tls(self):
+            return {"ssl_disabled": True}
+        return {"ssl": self.tls.context}
 
     def replication_settings(self) -> dict[str, Any]:
-        """What BinLogStreamReader passes to pymysql."""
-        settings: dict[str, Any] = {"host": self.host, "port": self.port, "user": self.user, "password": self.password,
-                                    "connect_timeout": max(1, int(self.connect_timeout_s))}
-        if self._tls is not None and self._server_has_tls():
-            settings["ssl"] = self._tls
-        return settings
-
-    def _server_has_tls(self) -> bool:
-        """preferred: TLS when the server offers it (asked once); required: always (a server without
-        it refuses to connect)."""
-        return self.ssl_mode == "required" or _offers_tls(self)
+        """What BinLogStreamReader passes to pymysql (open_stream connects with CheckedConnection)."""
+        return {"host": self.host, "port": self.port, "user": self.user, "password": self.password,
+                "connect_timeout": max(1, int(self.connect_timeout_s)), **self.ssl_args()}
 
     def connect(self, *, unbuffered: bool = False) -> pymysql.connections.Connection:
-        tls = self._tls if self._tls is not None and self._server_has_tls() else None
         try:
-            conn = pymysql.connect(
+            conn = CheckedConnection(
                 host=self.host, port=self.port, user=self.user, password=self.password, charset="utf8mb4",
-                connect_timeout=self.connect_timeout_s, autocommit=True, ssl=tls,
+                connect_timeout=self.connect_timeout_s, autocommit=True, **self.ssl_args(),
                 cursorclass=pymysql.cursors.SSCursor if unbuffered else pymysql.cursors.Cursor,
                 init_command="SET time_zone = '+00:00'",
             )
@@ -102,11 +100,11 @@ def _offers_tls(settings: ConnectionSettings) -> bool:
     key = (settings.host, settings.port)
     if key not in _TLS_OFFERED:
         try:
-            pymysql.connect(host=settings.host, port=settings.port, user=settings.user, password=settings.password,
-                            connect_timeout=settings.connect_timeout_s, ssl={"check_hostname": False}).close()
+            CheckedConnection(host=settings.host, port=settings.port, user=settings.user, password=settings.password,
+                              connect_timeout=settings.connect_timeout_s, ssl=settings.tls.context).close()
             _TLS_OFFERED[key] = True
         except pymysql.err.OperationalError as exc:
-            if exc.args and exc.args[0] == 2026 or "SSL" in str(exc):
+            if exc.args and exc.args[0] == CR_SSL_CONNECTION_ERROR:
                 _TLS_OFFERED[key] = False
             else:
                 raise translate(exc, settings) from None
@@ -119,18 +117,20 @@ def translate(exc: BaseException, settings: ConnectionSettings, doing: str = "co
     """A pymysql error as a SourceError with the cause and the fix."""
     code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
     message = exc.args[1] if len(exc.args) > 1 else str(exc)
-    if code == 2026 or "SSL is required" in str(message):
-        return SourceError(f"{settings.where} offers no TLS, which database.ssl.mode={settings.ssl_mode} requires: "
-                           f"{message}", fix="enable TLS on the server (have_ssl=YES), or set database.ssl.mode="
-                                             "preferred (or disabled)")
+    tls_problem = _tls_problem(str(message), settings, code, doing)
+    if tls_problem is not None:
+        return tls_problem
     if "same server_uuid/server_id" in str(message) or "same server id" in str(message).lower():
         return SourceError(f"the server dropped this binlog reader: another one registered with the same server id "
                            f"(database.server.id): {message}",
                            fix="give every pipeline (and replica) reading this server its own database.server.id, or "
                                "leave it unset: each start then draws one from 5400-6400, as Debezium does")
     if code == ER_ACCESS_DENIED:
+        tls_account = "" if settings.tls.client_certificate else (
+            "; an account created REQUIRE SSL or X509 needs TLS (database.ssl.mode) and, for X509, the client's "
+            "certificate and key (database.ssl.keystore)")
         return SourceError(f"login to {settings.where} failed: {message}",
-                           fix="check database.user and database.password")
+                           fix="check database.user and database.password" + tls_account)
     if code == ER_SPECIFIC_ACCESS_DENIED or code == ER_DBACCESS_DENIED:
         return SourceError(f"{doing}: user {settings.user!r} lacks a privilege: {message}",
                            fix=f"GRANT SELECT, RELOAD, SHOW DATABASES, LOCK TABLES, REPLICATION SLAVE, "
@@ -139,6 +139,38 @@ def translate(exc: BaseException, settings: ConnectionSettings, doing: str = "co
         return RetriableSourceError(f"cannot reach the server at {settings.host}:{settings.port} ({doing}): {message}",
                                     fix="check that it runs and that database.hostname / database.port are right")
     return SourceError(f"{doing} on {settings.where}: {message}")
+
+
+def _tls_problem(message: str, settings: ConnectionSettings, code: int | None, doing: str) -> CdcError | None:
+    """A TLS failure (pymysql reports the ssl module's as a lost connection): never retried, as it fails
+    again the same way; but for a connection closed as the login begins, which is how a server refuses the
+    client certificate under TLS 1.3 when its alert comes too late to be read (or a server going down)."""
+    mode = f"database.ssl.mode={settings.ssl_mode}"
+    if code == CR_SSL_CONNECTION_ERROR or "SSL is required" in message:
+        return SourceError(f"{settings.where} offers no TLS, which {mode} requires: {message}",
+                           fix="enable TLS on the server (ssl_cert and ssl_key in its configuration), or lower "
+                               "database.ssl.mode to preferred (MariaDB's connector: disable)")
+    if "CERTIFICATE_VERIFY_FAILED" in message and "mismatch" in message:
+        return SourceError(f"the certificate of the server at {settings.host} is not issued for the name "
+                           f"{settings.host!r} ({mode} checks it): {message}",
+                           fix="set database.hostname to a name the certificate holds (its subject alternative "
+                               "names), or database.ssl.mode=verify_ca to check its chain alone")
+    if "CERTIFICATE_VERIFY_FAILED" in message:
+        return SourceError(f"the certificate of the server at {settings.host}:{settings.port} is not signed by a CA "
+                           f"that database.ssl.truststore holds ({mode} checks it): {message}",
+                           fix="put the CA certificate that signed the server's in database.ssl.truststore (keytool "
+                               "-importcert -file ca.pem -keystore truststore.p12 -storetype PKCS12), and check that "
+                               "database.hostname is the server meant")
+    if "ALERT_UNKNOWN_CA" in message or "ALERT_BAD_CERTIFICATE" in message or "CERTIFICATE_REQUIRED" in message:
+        return SourceError(f"the server at {settings.host}:{settings.port} refused the client certificate: {message}",
+                           fix="give database.ssl.keystore a key and certificate signed by a CA in the server's "
+                               "ssl_ca")
+    if doing.startswith("connecting") and settings.tls.client_certificate and "EOF occurred in violation" in message:
+        return RetriableSourceError(
+            f"the server at {settings.host}:{settings.port} closed the connection as the TLS login began: {message}",
+            fix="if it persists, the server refuses the client certificate: give database.ssl.keystore a key and "
+                "certificate signed by a CA in the server's ssl_ca (its error log says why); else check that it runs")
+    return None
 
 
 def is_connection_lost(exc: BaseException) -> bool:

@@ -40,8 +40,17 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
                         user_doc="User with the REPLICATION attribute (or superuser)."),
     Option("database.dbname", str, "postgres", "Database to capture."),
     *SCHEMA_FILTER_OPTIONS,
-    Option("database.sslmode", str, "prefer", "libpq sslmode.",
+    Option("database.sslmode", str, "prefer", "TLS to the server, as pgjdbc's sslmode: disable, allow, prefer "
+           "(TLS when the server offers it), require (TLS, the server's certificate not checked), verify-ca (its "
+           "chain checked against database.sslrootcert), verify-full (and its host name).",
            choices=("disable", "allow", "prefer", "require", "verify-ca", "verify-full")),
+    Option("database.sslrootcert", str, None, "CA certificate(s) the server's certificate is checked against under "
+           "verify-ca and verify-full (PEM or DER; default: ~/.postgresql/root.crt)."),
+    Option("database.sslcert", str, None, "Client certificate, for a server that asks for one (PEM or DER)."),
+    Option("database.sslkey", str, None, "Private key of database.sslcert: PEM, PKCS-8 DER (.pk8), or a PKCS12 "
+           "store (.p12, .pfx) that holds the certificate too."),
+    Option("database.sslpassword", str, None, "Password of database.sslkey.", secret=True),
+    Option("database.tcpKeepAlive", bool, True, "TCP keep-alives on the connections (libpq's keepalives)."),
     Option("plugin.name", str, "pgoutput", "Logical decoding plugin; only pgoutput is supported.",
            choices=("pgoutput",)),
     Option("slot.name", str, "debezium", "Name of the logical replication slot.", validator=_slot_name),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import psycopg
@@ -19,6 +19,7 @@ from cdc.config import Config
 from cdc.core.errors import CdcError, RetriableSourceError, SourceError
 from cdc.core.quoting import pg_identifier
 from cdc.core.retry import RetryPolicy
+from cdc.sources.postgres.tls import libpq_params
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,8 @@ class ConnectionSettings:
     sslmode: str
     max_retries: int
     retry_wait_s: float
+    # keepalives, certificates and key (cdc.sources.postgres.tls); its sslpassword is never shown
+    tls: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     @classmethod
     def from_config(cls, config: Config) -> ConnectionSettings:
@@ -47,6 +50,7 @@ class ConnectionSettings:
             sslmode=config.get("database.sslmode"),
             max_retries=config.get("errors.max.retries"),
             retry_wait_s=config.get("retriable.restart.connector.wait.ms") / 1000,
+            tls=tuple(libpq_params(config).items()),
         )
 
     @property
@@ -64,6 +68,7 @@ class ConnectionSettings:
             # Pin what shapes the text form of values: the converters in types.py parse it.
             options="-c DateStyle=ISO -c IntervalStyle=postgres -c TimeZone=UTC -c bytea_output=hex "
                     "-c extra_float_digits=1",
+            **dict(self.tls),
             **extra,
         )
         if self.password:
@@ -102,10 +107,15 @@ def translate(exc: BaseException, settings: ConnectionSettings | None = None) ->
     if "server does not support ssl" in low or ("ssl" in low and "was required" in low):
         return SourceError(f"{where} offers no SSL, which database.sslmode requires: {text}",
                            fix="enable ssl on the server, or set database.sslmode=prefer (or disable)")
+    if (tls := _tls_problem(text, settings)) is not None:
+        return tls
     if "could not translate host name" in low or "failed to resolve host" in low or "name or service not known" in low:
         host = settings.host if settings else "the host"
         return SourceError(f"the host name {host!r} does not resolve: {text}",
                            fix="check database.hostname (and the DNS of this machine)")
+    if "no pg_hba.conf entry" in low and "no encryption" in low:
+        return SourceError(f"{text}", fix="the server takes this user over TLS only (hostssl): set database.sslmode="
+                                          "require, verify-ca or verify-full; or allow it in pg_hba.conf")
     if "no pg_hba.conf entry" in low:
         return SourceError(f"{text}", fix="allow the user (and 'replication' for the database) in pg_hba.conf")
     if any(s in low for s in ("connection refused", "could not connect", "timeout expired",
@@ -119,6 +129,39 @@ def translate(exc: BaseException, settings: ConnectionSettings | None = None) ->
             fix="start the server, or check database.hostname and database.port",
         )
     return SourceError(f"PostgreSQL error at {where}: {text}")
+
+
+def _tls_problem(text: str, settings: ConnectionSettings | None) -> CdcError | None:
+    """A failed TLS check, by either side: never retried, as it fails again the same way."""
+    low = text.lower()
+    where = f"{settings.host}:{settings.port}" if settings else "the server"
+    mode = f"database.sslmode={settings.sslmode}" if settings else "database.sslmode"
+    if "does not match host name" in low:
+        return SourceError(f"the certificate of the server at {where} is not issued for the name it was reached by "
+                           f"({mode} checks it): {text}",
+                           fix="set database.hostname to a name the certificate holds (its subject alternative "
+                               "names), or database.sslmode=verify-ca to check its chain alone")
+    if "certificate verify failed" in low:
+        return SourceError(f"the certificate of the server at {where} is not signed by a CA of "
+                           f"database.sslrootcert ({mode} checks it): {text}",
+                           fix="set database.sslrootcert to the certificate of the CA that signed the server's (PEM "
+                               "or DER), and check that database.hostname is the server meant")
+    if "root certificate file" in low and "does not exist" in low:
+        return SourceError(f"{mode} checks the server's certificate, but no CA certificate is given: {text}",
+                           fix="set database.sslrootcert to the CA certificate that signed the server's")
+    if "requires a valid client certificate" in low:
+        return SourceError(f"the server at {where} asks for a client certificate: {text}",
+                           fix="give the client's certificate and key in database.sslcert and database.sslkey "
+                               "(signed by a CA in the server's ssl_ca_file)")
+    if any(alert in low for alert in ("alert unknown ca", "alert bad certificate", "alert certificate unknown",
+                                      "alert certificate required")):
+        return SourceError(f"the server at {where} refused the client certificate: {text}",
+                           fix="give database.sslcert and database.sslkey a certificate signed by a CA in the "
+                               "server's ssl_ca_file")
+    if "certificate authentication failed" in low:
+        return SourceError(f"the client certificate does not name the user: {text}",
+                           fix="its common name must be database.user (or be mapped to it in pg_ident.conf)")
+    return None
 
 
 @contextmanager
