@@ -114,21 +114,43 @@ def server_checks(conn: psycopg.Connection, user: str) -> int:
     return int(one(conn, "SHOW server_version_num")[0])
 
 
+# The partitioned tables and partitions of the published tables: pg_publication_tables lists the leaves of a
+# partitioned table (or, under publish_via_partition_root, the partitioned table alone), but their changes are
+# published either way, and Debezium's snapshot reads the partitioned table and each partition. PostgreSQL 12+.
+_PUBLISHED_RELATIVES_SQL = """
+SELECT DISTINCT n.nspname, c.relname
+FROM pg_publication_tables p
+JOIN pg_namespace pn ON pn.nspname = p.schemaname
+JOIN pg_class pc ON pc.relnamespace = pn.oid AND pc.relname = p.tablename
+CROSS JOIN LATERAL (SELECT relid FROM pg_partition_ancestors(pc.oid)
+                    UNION SELECT relid FROM pg_partition_tree(pc.oid)) relative
+JOIN pg_class c ON c.oid = relative.relid
+JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE p.pubname = %s
+"""
+
+
 def publication_tables(conn: psycopg.Connection, publication: str) -> set[str] | None:
-    """``schema.table`` names in the publication, or None when it does not exist."""
+    """``schema.table`` names of the tables the publication publishes changes of, with their partitioned
+    tables and partitions, or None when it does not exist."""
     exists = conn.execute("SELECT puballtables FROM pg_publication WHERE pubname = %s", (publication,)).fetchone()
     if exists is None:
         return None
     rows = conn.execute("SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = %s", (publication,))
-    return {f"{s}.{t}" for s, t in rows}
+    tables = {f"{s}.{t}" for s, t in rows}
+    if conn.info.server_version >= 120000:
+        tables |= {f"{s}.{t}" for s, t in conn.execute(_PUBLISHED_RELATIVES_SQL, (publication,))}
+    return tables
 
 
 def ensure_publication(conn: psycopg.Connection, publication: str, mode: str, tables: list[CatalogTable],
-                       *, may_alter: bool) -> None:
-    """The publication exists and publishes the captured tables: created when missing; with mode filtered,
-    its table list set to them, if ``may_alter`` (it is this pipeline's) or else it already holds them."""
+                       *, may_alter: bool, via_root: bool = False) -> None:
+    """The publication exists and publishes the captured tables: created when missing (``via_root``: WITH
+    publish_via_partition_root); with mode filtered, its table list set to them, if ``may_alter`` (it is
+    this pipeline's) or else it already holds them."""
     existing = publication_tables(conn, publication)
     wanted = sorted(t.qualified for t in tables)
+    with_clause = sql.SQL(" WITH (publish_via_partition_root = true)") if via_root else sql.SQL("")
     if existing is None:
         if mode == "disabled":
             listed = ", ".join(pg_table(t.schema, t.name) for t in tables) or "..."
@@ -138,13 +160,14 @@ def ensure_publication(conn: psycopg.Connection, publication: str, mode: str, ta
                     "publication.autocreate.mode=filtered",
             )
         if mode == "all_tables":
-            statement = sql.SQL("CREATE PUBLICATION {} FOR ALL TABLES").format(sql.Identifier(publication))
+            statement = sql.SQL("CREATE PUBLICATION {} FOR ALL TABLES{}").format(sql.Identifier(publication),
+                                                                                with_clause)
         else:
             _require_tables(tables, publication)
-            statement = sql.SQL("CREATE PUBLICATION {} FOR TABLE {}").format(
-                sql.Identifier(publication), _table_list(tables)
+            statement = sql.SQL("CREATE PUBLICATION {} FOR TABLE {}{}").format(
+                sql.Identifier(publication), _table_list(tables), with_clause
             )
-        log.info("creating publication %s (%s)", publication, mode)
+        log.info("creating publication %s (%s%s)", publication, mode, ", via partition roots" if via_root else "")
         try:
             conn.execute(statement)
         except psycopg.errors.InsufficientPrivilege as exc:
@@ -153,7 +176,10 @@ def ensure_publication(conn: psycopg.Connection, publication: str, mode: str, ta
                 fix="create it as a superuser (FOR ALL TABLES needs one), or use "
                     "publication.autocreate.mode=filtered as the tables' owner",
             ) from None
-    elif mode == "filtered" and set(wanted) != existing:
+        return
+    if via_root:
+        _publish_via_root(conn, publication, may_alter=may_alter)
+    if mode == "filtered" and set(wanted) != existing:
         _require_tables(tables, publication)
         missing = [t for t in tables if t.qualified not in existing]
         if not may_alter and not missing:
@@ -171,6 +197,22 @@ def ensure_publication(conn: psycopg.Connection, publication: str, mode: str, ta
         log.info("updating publication %s to the filtered tables %s", publication, wanted)
         conn.execute(sql.SQL("ALTER PUBLICATION {} SET TABLE {}").format(sql.Identifier(publication),
                                                                          _table_list(tables)))
+
+
+def _publish_via_root(conn: psycopg.Connection, publication: str, *, may_alter: bool) -> None:
+    """publish.via.partition.root on a publication that exists: set on this pipeline's own (a configuration
+    that turned it on since), else the owner is told how."""
+    (via_root,) = one(conn, "SELECT pubviaroot FROM pg_publication WHERE pubname = %s", (publication,))
+    if via_root:
+        return
+    alter = sql.SQL("ALTER PUBLICATION {} SET (publish_via_partition_root = true)").format(sql.Identifier(publication))
+    if may_alter:
+        log.info("publication %s: setting publish_via_partition_root (publish.via.partition.root=true)", publication)
+        conn.execute(alter)
+        return
+    log.warning("publication %s was not created by this pipeline and does not publish via partition roots, although "
+                "publish.via.partition.root=true: changes of partitions arrive on the partitions' own topics; fix: "
+                "%s; (or give this pipeline its own publication.name)", publication, alter.as_string(conn))
 
 
 def _require_tables(tables: list[CatalogTable], publication: str) -> None:

@@ -66,6 +66,10 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
     Option("publication.name", str, "dbz_publication", "Name of the publication."),
     Option("publication.autocreate.mode", str, "all_tables", "Create the publication when missing.",
            choices=("all_tables", "filtered", "disabled")),
+    Option("publish.via.partition.root", bool, False, "Create the publication WITH (publish_via_partition_root): "
+           "the changes of a partitioned table's partitions arrive as the partitioned table's, on its topic (set on "
+           "this pipeline's own publication too when turned on later). The initial snapshot reads the partitioned "
+           "table and each partition, as Debezium's does."),
     Option("publication.takeover", bool, False, "With publication.autocreate.mode=filtered, change the table list "
            "of a publication that exists although this pipeline has no stored offset (another consumer's). Without "
            "it such a publication is used as it is when it holds every captured table, and refused otherwise."),

@@ -23,8 +23,10 @@ log = logging.getLogger(__name__)
 
 class Publication:
     def __init__(self, name: str, catalog: Callable[[], psycopg.Connection], *, table_filter: NameFilter,
-                 autocreate_mode: str, takeover: bool, signal_table: str | None, signal_source: bool) -> None:
-        """``signal_source``: signals come through the signal table, which must then be published."""
+                 autocreate_mode: str, takeover: bool, signal_table: str | None, signal_source: bool,
+                 via_root: bool = False) -> None:
+        """``signal_source``: signals come through the signal table, which must then be published;
+        ``via_root``: publish.via.partition.root."""
         self.name = name
         self._catalog = catalog
         self._filter = table_filter
@@ -32,6 +34,7 @@ class Publication:
         self._takeover = takeover
         self._signal_table = signal_table
         self._signal_source = signal_source
+        self._via_root = via_root
         self._captured: dict[str, cat.CatalogTable] = {}
 
     def included(self, tables: list[cat.CatalogTable]) -> list[cat.CatalogTable]:
@@ -53,7 +56,8 @@ class Publication:
             assert self._signal_table is not None
             chunks.check_signal_table(conn, self._signal_table)
             to_publish = tables + [t for t in everything if t.qualified == self._signal_table]
-        cat.ensure_publication(conn, self.name, self._autocreate_mode, to_publish, may_alter=ours or self._takeover)
+        cat.ensure_publication(conn, self.name, self._autocreate_mode, to_publish, may_alter=ours or self._takeover,
+                               via_root=self._via_root)
         published = cat.publication_tables(conn, self.name) or set()
         if self._signal_source and self._signal_table not in published:
             schema, _, name = (self._signal_table or "").partition(".")

@@ -107,7 +107,8 @@ class PostgresSource:
         self._publication = Publication(
             config.get("publication.name"), self._connections.catalog, table_filter=common.table_filter,
             autocreate_mode=config.get("publication.autocreate.mode"), takeover=config.get("publication.takeover"),
-            signal_table=signals.signal_table, signal_source=signals.signal_source)
+            signal_table=signals.signal_table, signal_source=signals.signal_source,
+            via_root=config.get("publish.via.partition.root"))
         self._slot = ReplicationSlot(config.get("slot.name"), self._connections, takeover=config.get("slot.takeover"),
                                      max_retries=config.get("slot.max.retries"),
                                      retry_delay_s=config.get("slot.retry.delay.ms") / 1000)
