@@ -167,7 +167,6 @@ BY_CONNECTOR: dict[str, dict[str, Treatment]] = {
         "lsn.flush.timeout.ms": Refused(_LATER),
         "lsn.flush.timeout.action": Refused(_LATER),
         "offset.mismatch.strategy": Refused(_LATER),
-        "replica.identity.autoset.values": Refused(_LATER),
         "schema.refresh.mode": Refused(_LATER + " (the columns of a table are read again when pgoutput describes "
                                        "it anew, as columns_diff, the default, does)"),
         "slot.failover": Refused(_LATER),

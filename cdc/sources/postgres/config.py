@@ -15,6 +15,7 @@ from cdc.core.options import (
     snapshot_options,
 )
 from cdc.core.signals import SIGNAL_OPTIONS
+from cdc.sources.postgres import replica_identity
 from cdc.sources.postgres.guards import GUARD_OPTIONS
 
 
@@ -70,6 +71,11 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
            "the changes of a partitioned table's partitions arrive as the partitioned table's, on its topic (set on "
            "this pipeline's own publication too when turned on later). The initial snapshot reads the partitioned "
            "table and each partition, as Debezium's does."),
+    Option("replica.identity.autoset.values", str, None, "At each start, set the REPLICA IDENTITY of captured tables "
+           "where it differs: comma-separated <schema.table regex>:<DEFAULT|FULL|NOTHING|INDEX index_name> (each "
+           "regex matched whole, ignoring case; one entry per table). Tables the pipeline does not capture are never "
+           "changed. An index the table lacks, two entries for one table, or an ALTER the server refuses (the user "
+           "must own the table) stop the start with the fix.", validator=replica_identity.problem),
     Option("publication.takeover", bool, False, "With publication.autocreate.mode=filtered, change the table list "
            "of a publication that exists although this pipeline has no stored offset (another consumer's). Without "
            "it such a publication is used as it is when it holds every captured table, and refused otherwise."),

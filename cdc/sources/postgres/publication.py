@@ -50,7 +50,6 @@ class Publication:
             warn_if_nothing_captured([t.qualified for t in tables], sorted(t.qualified for t in everything),
                                      "schema.include.list / schema.exclude.list / table.include.list / "
                                      "table.exclude.list")
-        _warn_about_keys(tables)
         to_publish = tables
         if self._signal_source:
             assert self._signal_table is not None
@@ -69,6 +68,11 @@ class Publication:
         self._captured = {t.qualified: t for t in tables}
         return tables
 
+    def refresh(self, everything: list[cat.CatalogTable]) -> list[cat.CatalogTable]:
+        """The captured tables as the catalog read again describes them (their keys may have changed)."""
+        self._captured = {t.qualified: t for t in everything if t.qualified in self._captured}
+        return list(self._captured.values())
+
     def captured_table(self, qualified: str) -> cat.CatalogTable | None:
         return self._captured.get(qualified)
 
@@ -80,7 +84,9 @@ class Publication:
         return {name: bool(table.primary_key) for name, table in self._captured.items()}
 
 
-def _warn_about_keys(tables: list[cat.CatalogTable]) -> None:
+def warn_about_keys(tables: list[cat.CatalogTable]) -> None:
+    """Captured tables whose updates and deletes PostgreSQL would refuse (the source says it once they are
+    final: replica.identity.autoset.values may change them)."""
     for table in tables:
         if not table.primary_key and table.replica_identity in ("d", "n"):
             log.warning(

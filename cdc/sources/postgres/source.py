@@ -50,8 +50,9 @@ from cdc.sources.postgres.config import POSTGRES_OPTIONS, message_prefix_filter
 from cdc.sources.postgres.connection import Connections, ConnectionSettings
 from cdc.sources.postgres.parallel_reads import ParallelSnapshot
 from cdc.sources.postgres.position import PgPosition
-from cdc.sources.postgres.publication import Publication
+from cdc.sources.postgres.publication import Publication, warn_about_keys
 from cdc.sources.postgres.relations import Relations
+from cdc.sources.postgres.replica_identity import ReplicaIdentities
 from cdc.sources.postgres.replication import SlotMissingError
 from cdc.sources.postgres.reselect import table_lookup
 from cdc.sources.postgres.server import ServerInfo
@@ -112,6 +113,7 @@ class PostgresSource:
         self._slot = ReplicationSlot(config.get("slot.name"), self._connections, takeover=config.get("slot.takeover"),
                                      max_retries=config.get("slot.max.retries"),
                                      retry_delay_s=config.get("slot.retry.delay.ms") / 1000)
+        self._replica_identities = ReplicaIdentities(config.get("replica.identity.autoset.values"))
         self._relations = Relations(self._states, common.table_filter, self._connections.catalog, self._rows)
         self._signals = self._make_signals(signals, common)
         self._snapshotter = Snapshotter(
@@ -216,8 +218,12 @@ class PostgresSource:
         conn = self._connections.catalog()
         self._server = ServerInfo.read(conn, self.settings.user, self.settings.dbname)
         everything = cat.read_tables(conn)
-        self._relations.remember(everything)
         tables = self._publication.prepare(everything, ours=ours)
+        if self._replica_identities.apply(conn, tables):  # replica.identity.autoset.values: keys may change
+            everything = cat.read_tables(conn)
+            tables = self._publication.refresh(everything)
+        self._relations.remember(everything)
+        warn_about_keys(tables)
         return tables, self._slot.inspect(ours)
 
     def _run(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
