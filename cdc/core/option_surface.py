@@ -205,10 +205,6 @@ _BINLOG: dict[str, Treatment] = {
     "connect.keep.alive.interval.ms": Mapped("read only with connect.keep.alive"),
     "database.server.id.offset": Mapped("the server id of a snapshot's own binlog reader in Debezium's parallel "
                                         "snapshot; cdc reads the binlog with one reader"),
-    "gtid.source.includes": Refused(_LATER),
-    "gtid.source.excludes": Refused(_LATER),
-    "gtid.source.filter.dml.events": Refused(_LATER),
-    "gtid.ignore.on.recovery": Refused(_LATER),
     "min.row.count.to.stream.results": Mapped("cdc always streams a snapshot's rows (an unbuffered cursor), "
                                               "whatever the table's size"),
     "use.nongraceful.disconnect": Mapped("cdc closes the binlog connection itself at stop"),

@@ -96,9 +96,9 @@ def test_the_connector_class_picks_the_connector_whose_options_apply() -> None:
 
 
 def test_the_refusal_names_a_mariadb_option_under_mariadb(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    config = Config({"connector.class": MARIADB, "topic.prefix": "t", "gtid.source.includes": "0-1-.*"})
+    config = Config({"connector.class": MARIADB, "topic.prefix": "t", "schema.history.internal.prefer.ddl": "true"})
     config.declare(CORE_OPTIONS).declare(registry.source_options("mysql"))
-    with pytest.raises(ConfigError, match="(?s)MariaDB 3.5.0.Final connector .*gtid.source.includes"):
+    with pytest.raises(ConfigError, match="(?s)MariaDB 3.5.0.Final connector .*schema.history.internal.prefer.ddl"):
         config.validate((), Surface.of(registry.load(registry.SOURCES, "mysql"), config.properties))
 
 

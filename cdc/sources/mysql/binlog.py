@@ -1,8 +1,10 @@
-"""Reading the binlog with python-mysql-replication, by file and position.
+"""Reading the binlog with python-mysql-replication, by GTID or by file and position.
 
-``is_mariadb=False`` with ``resume_stream=True`` is used for MariaDB too: with ``is_mariadb=True``
-the library 1.0.17 ignores ``log_file``/``log_pos`` and streams by GTID (FACTS.md). Heartbeats
-from the server make an idle stream return regularly, so the pipeline can flush and stop.
+By GTID (``gtids`` given) the server sends every transaction the set lacks, whichever binlog files it
+keeps them in: MySQL's COM_BINLOG_DUMP_GTID (``auto_position``), MariaDB's dump with
+``@slave_connect_state`` (``is_mariadb=True``: the library then ignores ``log_file``/``log_pos``,
+FACTS.md). By file and position, ``is_mariadb=False`` with ``resume_stream=True`` serves MariaDB too.
+Heartbeats from the server make an idle stream return regularly, so the pipeline can flush and stop.
 The library decodes a rows event only when its ``rows`` are read, so events of tables that
 are not captured cost little.
 """
@@ -39,15 +41,21 @@ _HEADER = 19
 
 
 def open_stream(connection: dict[str, Any], server_id: int, file: str, pos: int,
-                heartbeat_s: float, *, statements: bool = False) -> BinLogStreamReader:
-    """``statements``: also MariaDB's Annotate_rows events (include.query)."""
+                heartbeat_s: float, *, statements: bool = False, gtids: str | None = None,
+                mariadb: bool = False) -> BinLogStreamReader:
+    """``statements``: also MariaDB's Annotate_rows events (include.query); ``gtids``: by GTID from that set
+    (``mariadb``: a MariaDB position), else by ``file`` and ``pos``."""
+    by_gtid = gtids is not None
     return BinLogStreamReader(
         connection_settings=connection,
-        pymysql_wrapper=annotating(CheckedConnection) if statements else CheckedConnection,
+        pymysql_wrapper=annotating(CheckedConnection) if statements and not by_gtid else CheckedConnection,
         server_id=server_id,
-        log_file=file,
-        log_pos=pos,
+        log_file=None if by_gtid else file,
+        log_pos=None if by_gtid else pos,
         resume_stream=True,
+        auto_position=gtids,
+        is_mariadb=by_gtid and mariadb,
+        annotate_rows_event=statements,
         blocking=True,
         only_events=EVENTS,
         slave_heartbeat=heartbeat_s,

@@ -6,6 +6,22 @@ from cdc.core.native_row import NATIVE_ROWS_OPTION
 from cdc.core.options import HEARTBEAT_QUERY_OPTION, RETRY_OPTIONS, connection_options, snapshot_options
 from cdc.core.signals import SIGNAL_OPTIONS
 
+# Which GTID sources are captured, and whether a resume goes by GTID (cdc/sources/mysql/resume.py).
+GTID_OPTIONS: tuple[Option, ...] = (
+    Option("gtid.source.includes", list, None, "Regular expressions of the GTID sources whose transactions are "
+           "captured, each matched whole, ignoring case: MySQL's source server uuid, MariaDB's domain-server "
+           "(0-1 for GTIDs 0-1-n). A resume by GTID then requires only their transactions on the server (another "
+           "source's may be missing there, as on a replica that does not replicate it). Not with "
+           "gtid.source.excludes.", validator=regular_expressions),
+    Option("gtid.source.excludes", list, None, "Regular expressions of the GTID sources whose transactions are "
+           "not captured (as gtid.source.includes matches them).", validator=regular_expressions),
+    Option("gtid.source.filter.dml.events", bool, True, "Leave out the row changes of transactions whose GTID "
+           "source gtid.source.includes / excludes leave out (DDL is applied whatever its source); false: the "
+           "lists only narrow what a resume by GTID requires."),
+    Option("gtid.ignore.on.recovery", bool, False, "Resume by binlog file and position even where the server "
+           "has GTIDs (then only on the server that wrote the offset: no failover); GTIDs are still recorded."),
+)
+
 MYSQL_OPTIONS: tuple[Option, ...] = (
     *connection_options(server="MySQL / MariaDB server", port=3306, user="root",
                         user_doc="User with SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE and REPLICATION CLIENT."),
@@ -70,6 +86,7 @@ MYSQL_OPTIONS: tuple[Option, ...] = (
     *RETRY_OPTIONS,
     Option("binlog.heartbeat.interval.ms", int, 500, "How often the server sends a heartbeat on an idle binlog, "
            "so the pipeline flushes and stops promptly."),
+    *GTID_OPTIONS,
 ) + SIGNAL_OPTIONS
 
 # Debezium's class names for schema history stores -> our plugin names.

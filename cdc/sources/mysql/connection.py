@@ -217,17 +217,31 @@ class ServerInfo:
             return f"mysql:{self.server_uuid}"
         return f"mariadb:{self.server_id}:{self.gtid_domain_id}:{self.datadir}"
 
-    def check_written_here(self, what: str, stored: str | None, error: type[CdcError]) -> None:
+    def check_written_here(self, what: str, stored: str | None, error: type[CdcError], *,
+                           topology: bool = False) -> None:
         """Offsets and schema history name the server they were written on: another server's are refused
-        (its binlog positions and tables are not this one's)."""
+        (its binlog positions and tables are not this one's). ``topology``: the pipeline resumes by GTID, which
+        name the transactions of the whole replication topology, so another server of it (a promoted replica)
+        is accepted; but not a MariaDB server with the server id of the one that wrote them: the servers of one
+        topology have distinct ids, and two servers started alike (both id 1) log GTIDs 0-1-n that name
+        different transactions."""
         if stored is None or stored == self.identity:
             return  # written before servers were named (or by Debezium): taken as it is
+        if topology and not (self.mariadb and _mariadb_server_id(stored) == self.server_id):
+            return
         raise error(
             f"the {what} was written on another server ({stored}) than this one ({self.identity}): its "
             f"binlog positions and tables are not this server's",
-            fix="point the pipeline at the server it was capturing; or, if this server replaced it (a restore, a "
-                "failover), take a new snapshot: move the offsets and the schema history away (or give the pipeline "
-                "a new name)")
+            fix="point the pipeline at the server it was capturing; after a failover the pipeline continues on the "
+                "promoted replica by GTID (MariaDB, or MySQL with gtid_mode=ON; log_slave_updates on the replica; "
+                "every server of the topology with its own server_id); otherwise (a restore, another server) take "
+                "a new snapshot: move the offsets and the schema history away (or give the pipeline a new name)")
+
+
+def _mariadb_server_id(identity: str) -> int | None:
+    """The server id in a MariaDB identity (``mariadb:<server id>:<domain>:<datadir>``)."""
+    parts = identity.split(":", 3)
+    return int(parts[1]) if len(parts) > 2 and parts[0] == "mariadb" and parts[1].isdigit() else None
 
 
 def _variables(conn: pymysql.connections.Connection, names: list[str]) -> dict[str, str]:

@@ -4,8 +4,10 @@ recorded with its position, and a restart rebuilds the schema from the records u
     record(position, ddl, tableChanges)    one record (cdc.core.schema_history), the server's identity in it
     replay(offset)                         the records up to the offset into a new model; a newer snapshot's
                                            records replace what came before them
-    refused: a record of another server or another pipeline (topic.prefix); a last record a crash cut
-    short when it may lie before the offset (its DDL would be missing)
+    refused: a record of another pipeline (topic.prefix), or of another server where positions are binlog
+    files (a record and an offset with GTIDs are ordered by them, so a history written on the servers of one
+    replication topology, before and after a failover, is one history); a last record a crash cut short when
+    it may lie before the offset (its DDL would be missing)
 """
 from __future__ import annotations
 
@@ -21,11 +23,9 @@ from cdc.core.schema_history import FileSchemaHistory, MemorySchemaHistory, Sche
 from cdc.sources.mysql.config import HISTORY_CLASSES
 from cdc.sources.mysql.connection import ServerInfo
 from cdc.sources.mysql.ddl import MySqlSchema, history_record
-from cdc.sources.mysql.position import position_key
+from cdc.sources.mysql.position import at_or_before
 
 log = logging.getLogger(__name__)
-
-Key = tuple[int, str, int]  # position_key's
 
 
 def open_history(config: Config) -> SchemaHistory:
@@ -58,18 +58,18 @@ class SchemaHistoryRecords:
         self.store = store
         self.prefix = prefix  # the pipeline's topic.prefix, the records' source.server
         self.server: ServerInfo | None = None  # set on connecting: records carry its identity
-        self.last: Key | None = None  # the furthest position recorded (a restart does not record it twice)
+        self.last: dict[str, Any] | None = None  # the last position recorded (a restart does not record it twice)
 
     def record(self, position: dict[str, Any], database: str | None, ddl: str, changes: list[dict[str, Any]]) -> None:
         source = {"server": self.prefix}
         if self.server is not None:
             source["server_identity"] = self.server.identity
         self.store.record(history_record(source, position, database, ddl, changes))
-        self._reached(position_key(position.get("file", ""), int(position.get("pos", 0))))
+        self.last = position
 
-    def _reached(self, key: Key) -> None:
-        if self.last is None or key > self.last:
-            self.last = key
+    def covers(self, position: dict[str, Any]) -> bool:
+        """Whether a record at ``position`` would be at or before the last one stored: recorded already."""
+        return self.last is not None and at_or_before(position, self.last)
 
     def exists(self) -> bool:
         return self.store.exists()
@@ -88,36 +88,36 @@ class SchemaHistoryRecords:
                 "(right only if no DDL ran since that position); or delete the offsets to take a new snapshot",
         )
 
-    def replay(self, offset: dict[str, Any], new_schema: Callable[[], MySqlSchema]) -> MySqlSchema | None:
-        """The schema at ``offset`` from the records before it; None without a history."""
+    def replay(self, offset: dict[str, Any], new_schema: Callable[[], MySqlSchema], *,
+               by_gtid: bool = False) -> MySqlSchema | None:
+        """The schema at ``offset`` from the records before it; None without a history. ``by_gtid``: the stream
+        resumes by GTID, so records of another server of the topology belong to the pipeline too."""
         if not self.store.exists():
             return None
-        until = position_key(offset["file"], int(offset["pos"]))
         schema = new_schema()
         records = 0
         for entry in self.store.entries():
             position = entry.get("position") or {}
-            self._check_owner(entry, offset)
-            key = position_key(position.get("file", ""), int(position.get("pos", 0)))
-            self._reached(key)
-            if key > until:
+            self._check_owner(entry, offset, by_gtid)
+            self.last = position  # records are appended in the order they were read
+            if not at_or_before(position, offset):
                 continue  # recorded, but after the offset: it will be read from the binlog again
             if position.get("snapshot_start"):
                 schema = new_schema()  # a newer snapshot replaces what came before it
             schema.replay(entry)
             records += 1
-        self._check_torn_tail(until)
+        self._check_torn_tail(offset)
         log.info("schema rebuilt from %d history records up to %s:%s", records, offset["file"], offset["pos"])
         return schema
 
-    def _check_torn_tail(self, until: Key) -> None:
+    def _check_torn_tail(self, offset: dict[str, Any]) -> None:
         """A history whose last record a crash cut short: harmless when that record lies after the stored
         offset (its DDL is read from the binlog again), else its DDL would be missing from the schema."""
         torn = self.store.torn_tail
         if torn is None:
             return
         position = torn_position(torn)
-        if position is not None and position_key(str(position.get("file", "")), int(position.get("pos", 0))) > until:
+        if position is not None and not at_or_before(position, offset):
             log.info("the last record of the schema history %s is cut off (a crash while writing it); it lies "
                      "after the stored offset, so its DDL is read from the binlog again", describe(self.store))
             return
@@ -129,14 +129,15 @@ class SchemaHistoryRecords:
             fix="restore the history file from a backup; or, if no DDL ran since the stored offset, move it away "
                 "and set snapshot.mode=recovery; or move the offsets away too, to take a new snapshot")
 
-    def _check_owner(self, entry: dict[str, Any], offset: dict[str, Any]) -> None:
+    def _check_owner(self, entry: dict[str, Any], offset: dict[str, Any], by_gtid: bool) -> None:
         """A history written by another pipeline (another topic.prefix) would decode rows with the wrong
-        tables: refuse it. (Server ids alone may differ legitimately: a replica's binlog carries the ids of
-        the servers its events came from.)"""
+        tables: refuse it; and one of another server, unless the stream goes by GTID, which a promoted replica
+        continues. (Server ids alone may differ legitimately: a replica's binlog carries the ids of the
+        servers its events came from.)"""
         source = entry.get("source") or {}
         if self.server is not None:
             self.server.check_written_here(f"schema history {describe(self.store)}", source.get("server_identity"),
-                                           SchemaHistoryError)
+                                           SchemaHistoryError, topology=by_gtid)
         server = source.get("server")
         if server is not None and server != self.prefix:
             raise SchemaHistoryError(

@@ -82,10 +82,22 @@ def begin(conn: pymysql.connections.Connection, *, mariadb: bool, locking: str,
         if not table_locks:
             cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
         file, pos = _position(cur, conn, mariadb)
-        cur.execute("SELECT @@GLOBAL.gtid_binlog_pos" if mariadb else "SELECT @@GLOBAL.gtid_executed")
-        row = cur.fetchone()
-        gtids = (row[0] or None) if row else None
+        gtids = _gtids_at(cur, mariadb, file, pos)
     return SnapshotPoint(file, pos, gtids, table_locks, global_lock)
+
+
+def _gtids_at(cur: Any, mariadb: bool, file: str, pos: int) -> str | None:
+    """The GTIDs of the transactions before the snapshot's position: a later resume by GTID starts there. MariaDB
+    tells them for that very position (BINLOG_GTID_POS), so they match it without a lock; MySQL's gtid_executed
+    matches it while the read lock (or the captured tables' locks) keeps commits out."""
+    if mariadb:
+        cur.execute("SELECT BINLOG_GTID_POS(%s, %s)", (file, pos))
+        row = cur.fetchone()
+        if row and row[0] is not None:
+            return str(row[0]) or None
+    cur.execute("SELECT @@GLOBAL.gtid_binlog_pos" if mariadb else "SELECT @@GLOBAL.gtid_executed")
+    row = cur.fetchone()
+    return (row[0] or None) if row else None
 
 
 def _position(cur: Any, conn: pymysql.connections.Connection, mariadb: bool) -> tuple[str, int]:

@@ -2,7 +2,9 @@
 
     connect, check the server (binlog on, ROW format, FULL row image, grants)
     no offset:   snapshot (snapshotter.py): consistent binlog position P, schema -> history, rows as op r
-    offset:      rebuild the schema from the history up to the offset (history.py), not the live tables
+    offset:      where it continues here (resume.py): by GTID where the server has them (on any server of the
+                 replication topology that holds every transaction delivered), else by file and position;
+                 rebuild the schema from the history up to the offset (history.py), not the live tables
     stream from P / the offset (streamer.py reads, stream.py decodes):
         GTID / BEGIN      a transaction starts at its first event's position
         TABLE_MAP         the binlog's column list, named from our schema at this position
@@ -33,7 +35,8 @@ from cdc.config import CORE_OPTIONS, Config, Option
 from cdc.core.delays import wait
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.envelope import now_ts
-from cdc.core.errors import CdcError, OffsetStoreError, SourceError
+from cdc.core.errors import CdcError, ConfigError, OffsetStoreError, SourceError
+from cdc.core.filters import NameFilter
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import IncrementalSnapshot
 from cdc.core.native_row import native_module
@@ -57,6 +60,7 @@ from cdc.sources.mysql.gtids import DeliveredGtids
 from cdc.sources.mysql.history import SchemaHistoryRecords, open_history
 from cdc.sources.mysql.position import BinlogPosition, position_key
 from cdc.sources.mysql.reselect import table_lookup
+from cdc.sources.mysql.resume import Resume, plan, read_server_gtids
 from cdc.sources.mysql.signals import MySqlSignals
 from cdc.sources.mysql.snapshotter import MySqlSnapshotter, SnapshotSettings
 from cdc.sources.mysql.source_info import source_block
@@ -115,6 +119,12 @@ class MySqlSource:
         # when they go straight to the JSON converter.
         self.native_rows = False
         self.capture = CaptureFilter.from_config(config, common.table_filter)
+        includes, excludes = config.get("gtid.source.includes"), config.get("gtid.source.excludes")
+        if includes and excludes:
+            raise ConfigError("gtid.source.includes and gtid.source.excludes are both set; Debezium refuses that",
+                              fix="keep one of them")
+        self._gtid_sources = NameFilter(includes, excludes)  # the GTID sources whose transactions are captured
+        self._resume = Resume()  # how the stream starts: set by stream()
         self._selection = common.snapshot
         self._delays = (common.snapshot_delay_ms, common.streaming_delay_ms)
         self._tables = TableCatalog(config, prefix=self.prefix, capture=self.capture,
@@ -185,19 +195,17 @@ class MySqlSource:
     def stream(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
         conn = self._connect()
         self._signals.check_table(conn)
-        if offset is not None:
-            self._server().check_written_here("stored offset", offset.get("server_identity"), OffsetStoreError)
         attempt = interrupted_attempt(offset)
         if attempt:
             log.warning("the snapshot of an earlier run was interrupted: taking it again (each table starts with a "
                         "truncate event, so consumers drop what they applied of the first attempt)")
             offset = None
-        reaches = offset is not None and offset.get("file") in binlog_files(conn)
-        decision = decide(self.snapshot_mode, offset, log_reaches=reaches)
+        self._resume = resume = self._where_to_resume(conn, offset) if offset is not None else Resume()
+        decision = decide(self.snapshot_mode, offset, log_reaches=resume.reaches)
         log.info("start: %s (%s)", decision.plan.value, decision.reason)
         if decision.plan is Plan.NOTHING:
             return
-        _check_log_gone(decision, offset, reaches)
+        _check_log_gone(decision, resume)
         if skipped := snapshot_skipped(self._notifier, decision.plan):
             yield Batch(skipped)
         start = yield from self._prepare(decision, offset, attempt)
@@ -210,6 +218,20 @@ class MySqlSource:
         return self._history.store
 
     # ---- start-up ---------------------------------------------------------------------------
+
+    def _where_to_resume(self, conn: pymysql.connections.Connection, offset: dict[str, Any]) -> Resume:
+        """How the stored offset continues on this server (resume.py); one written on another server is refused,
+        unless the stream goes by GTID and this server belongs to the same topology."""
+        info = self._server()
+        ignore = self.config.get("gtid.ignore.on.recovery")
+        resume = plan(offset, None if ignore else read_server_gtids(conn, info), lambda: binlog_files(conn),
+                      self._gtid_sources)
+        stored = offset.get("server_identity")
+        info.check_written_here("stored offset", stored, OffsetStoreError, topology=resume.by_gtid)
+        if resume.by_gtid:
+            where = "" if stored in (None, info.identity) else f", written on {stored}: another server of the topology"
+            log.info("resuming by GTID from %s%s", offset.get("gtids"), where)
+        return resume
 
     def _connect(self) -> pymysql.connections.Connection:
         """The control connection, the server checked and its facts handed to the parts that need them."""
@@ -242,6 +264,7 @@ class MySqlSource:
             if decision.then_stop or not (yield from wait(self._delays[1], "streaming.delay.ms", "streaming",
                                                            self._is_stopping)):
                 return None
+            self._resume = Resume()  # the snapshot's position is this server's: by file and position
             return self._offset(position)
         if decision.plan is Plan.LOG_START:  # the whole binlog that is left, schema from its DDL alone
             first = binlog_files(self._control_conn())[0]
@@ -252,7 +275,7 @@ class MySqlSource:
         # STREAM: the schema as the history has it at the offset
         assert offset is not None
         self._history.require(offset, self.snapshot_mode)
-        schema = self._history.replay(offset, self._tables.new_schema)
+        schema = self._history.replay(offset, self._tables.new_schema, by_gtid=self._resume.by_gtid)
         self._tables.use(schema)
         if schema is None:  # recovery: no history, rebuild it from the tables as they are now
             yield from self._snapshot(with_data=False, final=False, at=offset)
@@ -280,7 +303,13 @@ class MySqlSource:
                                   observe=self._signals.observe,
                                   transaction_starts=self._signals.transaction_starts,
                                   watching=self._signals.watching))
-        changes.history_max = self._history.last
+        changes.recorded = self._history.covers
+        if self.config.get("gtid.source.filter.dml.events") and not self._gtid_sources.is_open:
+            changes.dml_wanted = self._gtid_sources
+        self._streamer.gtid_start, self._streamer.mariadb = self._resume.gtids, info.mariadb
+        # a start without GTIDs (snapshot.mode=never: the oldest binlog) knows too little of what came before
+        self._streamer.reopen_by_gtid = info.gtid_mode and bool(start.gtids) \
+            and not self.config.get("gtid.ignore.on.recovery")
         changes.native = self.native_rows
         changes.encoded = self.native_rows and self.encoded_batches
         self._signals.restore(offset)
@@ -297,10 +326,10 @@ class MySqlSource:
 
     def _offset(self, position: dict[str, Any]) -> dict[str, Any]:
         """An offset to hand out: the binlog position plus what signals must keep across a restart, and the
-        server it belongs to (a binlog position means nothing on another server)."""
+        server its file and position belong to (a position carried from the stored offset names its own)."""
         offset = dict(position)
         self._signals.state(offset)
-        if self.info is not None:
+        if self.info is not None and "server_identity" not in offset:
             offset["server_identity"] = self.info.identity
         return offset
 
@@ -434,17 +463,14 @@ class MySqlSource:
         return status_report(config, offset)
 
 
-def _check_log_gone(decision: Decision, offset: dict[str, Any] | None, reaches: bool) -> None:
-    """The stored offset's binlog was purged: an error with its fix, or (when_needed) a new snapshot."""
-    if not (decision.plan is Plan.LOG_GONE or (decision.plan is Plan.SNAPSHOT and offset is not None and not reaches)):
+def _check_log_gone(decision: Decision, resume: Resume) -> None:
+    """This server cannot continue the stored offset (its binlog was purged; by GTID, it also lacks transactions
+    delivered): an error with its fix, or (when_needed) a new snapshot."""
+    if resume.gone is None or decision.plan not in (Plan.LOG_GONE, Plan.SNAPSHOT):
         return
-    assert offset is not None
-    message = (f"the binlog file {offset.get('file')} of the stored offset is no longer on the server "
-               f"(purged): changes since then cannot be read")
     if decision.plan is Plan.LOG_GONE:
-        raise SourceError(message, fix="set snapshot.mode=when_needed to take a new snapshot, and keep "
-                          "binlogs longer (binlog_expire_logs_seconds / expire_logs_days)")
-    log.warning("%s; taking a new snapshot (snapshot.mode=when_needed)", message)
+        raise SourceError(resume.gone, fix=resume.fix)
+    log.warning("%s; taking a new snapshot (snapshot.mode=when_needed)", resume.gone)
 
 
 def _table_name(qualified: str) -> TableName:

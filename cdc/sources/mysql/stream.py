@@ -11,6 +11,11 @@
 
 :meth:`BinlogChanges.handle` returns what happened, so that the source hands batches over at the
 right places: after a commit or DDL, on a heartbeat, or when a batch is full.
+
+A (re)start inside a transaction reads it again from its start and skips what was delivered
+(:class:`ResumeSkip`): the transaction named by its GTID when there is one (a resume by GTID may read
+other transactions first), else the first one read. Rows of a transaction whose GTID source
+``gtid.source.includes`` / ``excludes`` leave out are not emitted (``gtid.source.filter.dml.events``).
 """
 from __future__ import annotations
 
@@ -37,7 +42,7 @@ from cdc.sources.mysql import binlog as bl
 from cdc.sources.mysql import rows
 from cdc.sources.mysql.binlog_compat import FL_ROLLBACK_ALTER_E1, FL_START_ALTER_E1
 from cdc.sources.mysql.ddl import DdlEvent, MySqlSchema, ignored_by_debezium
-from cdc.sources.mysql.gtids import DeliveredGtids
+from cdc.sources.mysql.gtids import DeliveredGtids, Wanted, source_of
 from cdc.sources.mysql.native_rows import EventRows, YearAdjuster, binlog_codec
 from cdc.sources.mysql.position import BinlogPosition, position_key
 from cdc.sources.mysql.snapshot import SYSTEM_DATABASES
@@ -117,7 +122,7 @@ class StreamSettings:
 class Transaction:
     """Where the transaction being read started, and how far into it delivery got."""
 
-    __slots__ = ("file", "pos", "gtid", "thread", "query", "row_events", "active")
+    __slots__ = ("file", "pos", "gtid", "thread", "query", "row_events", "events", "active", "filtered")
 
     def __init__(self) -> None:
         self.file = ""
@@ -126,13 +131,37 @@ class Transaction:
         self.thread: int | None = None
         self.query: str | None = None
         self.row_events = 0
+        self.events = 0  # as Debezium counts them: every event from its BEGIN (MariaDB: its GTID event) on
         self.active = False
+        self.filtered = False  # its GTID source is not captured: its rows are not emitted
 
     def start(self, file: str, pos: int, gtid: str | None, thread: int | None = None) -> None:
         self.file, self.pos, self.gtid, self.thread = file, pos, gtid, thread
         self.query = None
         self.row_events = 0
+        self.events = 1
         self.active = True
+        self.filtered = False
+
+
+@dataclass
+class ResumeSkip:
+    """What of one transaction was delivered before a (re)start, skipped when it is read again."""
+
+    events: int  # rows events; with ``counts_all`` (Debezium's offset) every event from the transaction's start on
+    rows: int  # rows of the rows event after them
+    gtid: str | None = None  # the transaction's; None: the first transaction read
+    counts_all: bool = False
+
+
+@dataclass(frozen=True)
+class ReadFrom:
+    """Where to reopen the reader so that the next event is the first not read whole: by file and position, or by
+    the GTIDs read whole (the server then sends the transaction being read again, from its start)."""
+
+    file: str
+    pos: int
+    gtids: str | None
 
 
 class BinlogChanges:
@@ -148,9 +177,12 @@ class BinlogChanges:
         self.gtids = gtids
         self.settings = settings
         self.hooks = hooks
-        self.history_max: tuple[int, str, int] | None = None  # the last position the history holds
-        self._skip_events = start.event  # rows events of the resumed transaction delivered before
-        self._skip_rows = start.row
+        # whether the history holds a record at this position already (recorded before a restart)
+        self.recorded: Callable[[dict[str, Any]], bool] = lambda position: False
+        self.dml_wanted: Wanted | None = None  # GTID sources whose rows are emitted; None: all
+        self._resume = ResumeSkip(start.event, start.row, start.gtid, start.debezium_counts) \
+            if start.inside_transaction else None  # pending until its transaction is read
+        self._skip: ResumeSkip | None = None  # of the transaction being read
         # binlog table id -> (table version, readers, the compiled codec or None, what moves the
         # two-digit years of the codec's rows or None)
         self._layouts: dict[int, tuple[TableState, list[rows.Reader], Any, YearAdjuster | None]] = {}
@@ -166,25 +198,36 @@ class BinlogChanges:
     def in_progress(self) -> BinlogPosition:
         """The position after the rows handed out so far, inside the open transaction."""
         tx = self.tx
-        return self.position.inside(tx.file, tx.pos, tx.row_events) if tx.active else self.position
+        return self.position.inside(tx.file, tx.pos, tx.row_events, tx.gtid) if tx.active else self.position
 
-    def resume_point(self) -> tuple[str, int, int]:
-        """Where to reopen the binlog so that the next event is the first not yet read, and the rows
-        events of that transaction to skip."""
+    def resume_point(self) -> ReadFrom:
+        """Where to reopen the binlog so that the next event is the first not yet read whole."""
         tx = self.tx
-        if tx.active:
-            return tx.file, tx.pos, tx.row_events
-        return self.position.file, self.position.pos, 0
+        file, pos = (tx.file, tx.pos) if tx.active else (self.position.file, self.position.pos)
+        return ReadFrom(file, pos, self.gtids.text())
 
-    def reopened(self, file: str, skip_events: int) -> None:
-        """The reader was reopened at ``resume_point()``."""
+    def reopened(self, file: str) -> None:
+        """The reader was reopened at ``resume_point()``: the open transaction comes again, its rows events read
+        so far skipped (or as many as a skip still under way covers)."""
+        tx = self.tx
         self.file = file
-        self._skip_events, self._skip_rows = skip_events, 0
-        self.tx.active = False
+        if tx.active:  # a skip not passed yet counts the same way again
+            self._resume = self._skip if self._skip is not None else ResumeSkip(tx.row_events, 0, tx.gtid)
+        self._skip = None
+        tx.active = False
+
+    def _started(self) -> None:
+        """A transaction starts (tx.start): the resume skip applies to it if it is the one it names."""
+        resume = self._resume
+        self._skip = None
+        if resume is not None and (resume.gtid is None or resume.gtid == self.tx.gtid):
+            self._skip, self._resume = resume, None
 
     # ---- dispatch ------------------------------------------------------------------------------
 
     def handle(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
+        if self.tx.active:
+            self.tx.events += 1
         handler = self._HANDLERS.get(type(event))
         return handler(self, event, stream, events) if handler is not None else Step.NONE
 
@@ -199,8 +242,11 @@ class BinlogChanges:
 
     def _on_gtid(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
         # A MariaDB GTID flagged standalone precedes a DDL, which ends the group itself.
-        self.tx.start(self.file, bl.event_start(event, stream), event.gtid)
-        self.hooks.transaction_starts(position_key(self.file, self.tx.pos), events)
+        tx = self.tx
+        tx.start(self.file, bl.event_start(event, stream), event.gtid)
+        tx.filtered = self.dml_wanted is not None and not self.dml_wanted(source_of(event.gtid))
+        self._started()
+        self.hooks.transaction_starts(position_key(self.file, tx.pos), events)
         return Step.NONE
 
     def _on_rows_query(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
@@ -219,7 +265,9 @@ class BinlogChanges:
         if upper.startswith("BEGIN"):
             if not tx.active or tx.gtid is None or tx.row_events:
                 tx.start(self.file, bl.event_start(event, stream), tx.gtid if tx.active else None)
+                self._started()
                 self.hooks.transaction_starts(position_key(self.file, tx.pos), events)
+            tx.events = 1  # MySQL's GTID event is not counted by Debezium: its count starts at BEGIN
             tx.thread = event.slave_proxy_id
             return Step.NONE
         if upper.startswith("COMMIT") or upper.startswith("ROLLBACK"):
@@ -246,7 +294,9 @@ class BinlogChanges:
         if verb in ("START", "BEGIN"):
             if not tx.active:  # MySQL without GTIDs: the group starts here, as with BEGIN
                 tx.start(self.file, bl.event_start(event, stream), None)
+                self._started()
                 self.hooks.transaction_starts(position_key(self.file, tx.pos), events)
+            tx.events = 1
             tx.thread = event.slave_proxy_id
             return Step.NONE
         if verb in ("END", "COMMIT", "ROLLBACK"):
@@ -268,11 +318,12 @@ class BinlogChanges:
             self.gtids.add(tx.gtid)
         self.position = BinlogPosition(self.file, bl.event_end(event), gtids=self.gtids.text(),
                                        server_id=event.packet.server_id, ts_sec=event.timestamp)
-        self._skip_events = self._skip_rows = 0
+        self._skip = None
         tx.active = False
         tx.thread = None
         if not keep_gtid:
             tx.gtid = None
+            tx.filtered = False
 
     # ---- rows ----------------------------------------------------------------------------------
 
@@ -369,10 +420,18 @@ class BinlogChanges:
     def _on_rows(self, event: Any, stream: Any, events: list[ChangeEvent]) -> Step:
         tx = self.tx
         if not tx.active:  # no BEGIN: a GTID group's rows after its DDL (CREATE ... SELECT), or no GTIDs
+            filtered = tx.filtered
             tx.start(self.file, bl.event_start(event, stream, self.position.pos), tx.gtid)
+            tx.filtered = filtered
+            self._started()
         tx.row_events += 1
-        if tx.row_events <= self._skip_events:
-            return Step.NONE  # delivered before the restart
+        first_row = 0
+        if (skip := self._skip) is not None:
+            if (tx.events if skip.counts_all else tx.row_events) <= skip.events:
+                return Step.NONE  # delivered before the restart
+            first_row, self._skip = skip.rows, None  # the rows event after those: its first rows were delivered
+        if tx.filtered:
+            return Step.NONE  # gtid.source.includes / excludes leave its source out
         database, table = event.schema, event.table
         if f"{database}.{table}" == self.settings.signal_table:
             if isinstance(event, bl.WriteRowsEvent):
@@ -380,7 +439,6 @@ class BinlogChanges:
             return Step.NONE
         if not self.settings.captured(database, table):
             return Step.NONE
-        first_row = self._skip_rows if tx.row_events == self._skip_events + 1 else 0
         first = len(events)
         self._row_events(event, stream, events, first_row)
         self.hooks.observe(f"{database}.{table}", events[first:])
@@ -487,7 +545,7 @@ class BinlogChanges:
         changes = [e.change for e in parsed if e.change is not None and e.applied]
         self.hooks.schema_changed()
         touched = [c for c in changes if self._change_captured(c)]
-        if self.history_max is None or position_key(file, end) > self.history_max:  # not recorded before a restart
+        if not self.recorded(self.position.to_offset()):  # not recorded before a restart
             wanted = (not settings.only_captured_tables_ddl or touched or not changes) and \
                      (not settings.only_captured_databases_ddl or not database or settings.captured_database(database))
             if wanted:

@@ -1,14 +1,15 @@
 """The binlog read from a position and handed over in batches (Debezium's streaming change event source):
 
-    open the reader at the start position
+    open the reader at the start position: by GTID (the source's resume plan) or by file and position
     each event -> BinlogChanges.handle (stream.py decides what it means)
         rows            handed over when the batch is full, with the offset inside the transaction
         commit, DDL     handed over with the offset after it (at once after a DDL or with events, else at
                         least every second); signals and chunks get their turn between transactions
         heartbeat       caught up: the heartbeat topic's event, signals, a batch marked caught_up; a stop
                         asked for ends the stream here
-    the reader breaks off   reopened where it stood (the transaction's start, its delivered rows events
-                            skipped) under core's retry policy; a purged binlog is an error with its fix
+    the reader breaks off   reopened where it stood (by the GTIDs read whole, or at the transaction's start;
+                            its delivered rows events skipped) under core's retry policy; a purged binlog is
+                            an error with its fix
 """
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ from cdc.core.heartbeat import Heartbeat
 from cdc.core.records import Batch, ChangeEvent
 from cdc.sources.mysql import binlog as bl
 from cdc.sources.mysql.connection import ER_MASTER_FATAL_READING_BINLOG, ConnectionSettings, translate
-from cdc.sources.mysql.stream import BinlogChanges, Step
+from cdc.sources.mysql.resume import PURGED_FIX, reopen_gtids
+from cdc.sources.mysql.stream import BinlogChanges, ReadFrom, Step
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +65,12 @@ class BinlogStreamer:
         self._between = between
         self._wants_turn = wants_turn
         self._reader: Any = None  # BinLogStreamReader
+        # By GTID: the set the stream starts from (the source's resume plan; None: by file and position), whether
+        # a reopened reader goes by the GTIDs read whole (the server has GTIDs: so a server that took over the
+        # address, a promoted replica, sends the right transactions), and whether they are MariaDB's.
+        self.gtid_start: str | None = None
+        self.reopen_by_gtid = False
+        self.mariadb = False
         self.position: dict[str, Any] = {}  # offset form of the position after the last whole transaction read
 
     @property
@@ -81,10 +89,17 @@ class BinlogStreamer:
         except Exception:  # noqa: BLE001 - closing a broken socket must not hide the real error
             pass
 
-    def _open(self, file: str, pos: int) -> None:
-        self._reader = bl.open_stream(self._settings.replication_settings(), self.server_id, file, pos,
-                                      self.heartbeat_s, statements=self.statements)
-        log.info("reading the binlog from %s:%d", file, pos)
+    def _open(self, start: ReadFrom) -> None:
+        gtids = start.gtids or None
+        self._reader = bl.open_stream(self._settings.replication_settings(), self.server_id, start.file, start.pos,
+                                      self.heartbeat_s, statements=self.statements, gtids=gtids, mariadb=self.mariadb)
+        log.info("reading the binlog from %s", f"GTIDs {gtids}" if gtids else f"{start.file}:{start.pos}")
+
+    def _by_gtid(self, start: ReadFrom) -> ReadFrom:
+        """Where to reopen: by GTID (the plan's set and what was read since) when the stream goes by GTID."""
+        if self.gtid_start is not None:
+            return ReadFrom(start.file, start.pos, reopen_gtids(self.gtid_start, start.gtids, self.mariadb))
+        return ReadFrom(start.file, start.pos, start.gtids if self.reopen_by_gtid else None)
 
     # ---- batches ----------------------------------------------------------------------------
 
@@ -92,7 +107,7 @@ class BinlogStreamer:
         """The changes from ``changes.position`` on, until a stop is asked for."""
         self.position = changes.position.to_offset()
         pending = _Pending()
-        self._open(changes.position.file, changes.position.pos)
+        self._open(ReadFrom(changes.position.file, changes.position.pos, self.gtid_start))
         for event in self._events(changes):
             step = changes.handle(event, self._reader, pending.events)
             if step is Step.NONE:
@@ -142,9 +157,9 @@ class BinlogStreamer:
                 yield self._fetch(changes)
 
         def reopen() -> None:
-            file, pos, skip = changes.resume_point()
-            changes.reopened(file, skip)
-            self._open(file, pos)
+            start = changes.resume_point()
+            changes.reopened(start.file)
+            self._open(self._by_gtid(start))
 
         for event in self._settings.retry.resumed("reading the binlog", read, reopen, self._stopping):
             if event is not None:
@@ -156,12 +171,14 @@ class BinlogStreamer:
         try:
             return self._reader.fetchone()
         except (pymysql.MySQLError, OSError) as exc:
-            file, pos, _ = changes.resume_point()
+            start = self._by_gtid(changes.resume_point())
             code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
             if code == ER_MASTER_FATAL_READING_BINLOG:
+                where = f"GTIDs {start.gtids}" if start.gtids else f"{start.file}:{start.pos}"
                 raise SourceError(
-                    f"the server cannot send the binlog from {file}:{pos}: {exc.args[-1]}",
-                    fix="if the binlog was purged, set snapshot.mode=when_needed to take a new snapshot",
+                    f"the server cannot send the binlog from {where}: {exc.args[-1]}",
+                    fix=f"if the binlog was purged: {PURGED_FIX}; after a failover, the server must hold every "
+                        "transaction delivered (log_slave_updates / log_replica_updates, and caught up)",
                 ) from None
             error = translate(exc, self._settings, "reading the binlog")
             self._close_reader()  # the connection is broken anyway
