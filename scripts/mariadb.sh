@@ -15,6 +15,9 @@
 # $CDC_CACHE/mariadb-11.4.5 (CDC_CACHE defaults to ~/.cache/cdc); port 53314 (defaults mode:
 # 53315), data under .local/mariadb-11.4 (.local/mariadb-11.4-defaults); same settings, users and
 # grants. Debian's mariadb client (10.11) sets it up when installed, else the bundled client.
+#
+# CDC_MARIADB_ARGS: more server options, after the ones above (a later one wins: --server-id=2 ...);
+# scripts/mariadb-replica.sh starts a primary and a replica with it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 defaults=${CDC_MARIADB_DEFAULTS:-0}
@@ -161,7 +164,7 @@ start() {
   if ! running; then
     "${launch[@]}" "$(mariadbd_bin)" --no-defaults "${bundled[@]}" --user=mysql --datadir="$data" --port="$port" \
       --bind-address=127.0.0.1 --socket="$sock" --pid-file="$pidfile" --log-error="$log" \
-      --server-id=1 --log-bin="$data/mariadb-bin" --binlog-format=ROW "${tuned[@]}" \
+      --server-id=1 --log-bin="$data/mariadb-bin" --binlog-format=ROW "${tuned[@]}" ${CDC_MARIADB_ARGS:-} \
       >/dev/null 2>&1 &
   fi
   # 11.4 makes itself a TLS key and certificate at every start (no --ssl-* given): 3-35 s here.
