@@ -150,7 +150,7 @@ TREATMENTS: dict[str, Treatment] = {
     "guardrail.collections.limit.action": Mapped("read only with guardrail.collections.max, which cdc refuses"),
     "query.fetch.size": Refused(_LATER),
     "database.query.timeout.ms": Refused(_LATER),
-    "database.initial.statements": Refused(_LATER),
+    "database.initial.statements": Refused(_LATER + " for SQL Server"),
     "heartbeat.action.query": Refused(_LATER + " for SQL Server"),
     "include.schema.comments": Refused(_LATER + " for this connector"),
     "signal.poll.interval.ms": Refused(_LATER),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from cdc.config import Option, positive, regular_expressions
+from cdc.core.initial_statements import INITIAL_STATEMENTS_OPTION
 from cdc.core.native_row import NATIVE_ROWS_OPTION
 from cdc.core.options import HEARTBEAT_QUERY_OPTION, RETRY_OPTIONS, connection_options, snapshot_options
 from cdc.core.signals import SIGNAL_OPTIONS
@@ -26,6 +27,7 @@ MYSQL_OPTIONS: tuple[Option, ...] = (
     *connection_options(server="MySQL / MariaDB server", port=3306, user="root",
                         user_doc="User with SELECT, RELOAD, SHOW DATABASES, REPLICATION SLAVE and REPLICATION CLIENT."),
     NATIVE_ROWS_OPTION,
+    INITIAL_STATEMENTS_OPTION,
     Option("database.server.id", int, None, "Server id this client registers with when it reads the binlog; "
            "unique among the server's replicas (default: drawn at random from 5400-6400 at each start, as "
            "Debezium does, so that two pipelines do not push each other off the server).",

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import pymysql
 
 from cdc.config import Config
+from cdc.core import initial_statements
 from cdc.core.errors import CdcError, RetriableSourceError, SourceError
 from cdc.core.quoting import mysql_literal
 from cdc.core.retry import RetryPolicy
@@ -28,6 +29,7 @@ ER_DBACCESS_DENIED = 1044
 ER_SPECIFIC_ACCESS_DENIED = 1227
 ER_MASTER_FATAL_READING_BINLOG = 1236
 CR_CONNECTION_ERRORS = {2002, 2003, 2005, 2006, 2013, 2055}
+UTC = "+00:00"  # the session time_zone TIMESTAMP values are read in
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class ConnectionSettings:
     tls: Tls  # database.ssl.mode and the keystores (tls.py)
     max_retries: int
     retry_wait_s: float
+    initial_statements: tuple[str, ...] = ()  # database.initial.statements, on every connection but the binlog's
 
     @classmethod
     def from_config(cls, config: Config) -> ConnectionSettings:
@@ -52,6 +55,7 @@ class ConnectionSettings:
             tls=Tls.from_config(config),
             max_retries=config.get("errors.max.retries"),
             retry_wait_s=config.get("retriable.restart.connector.wait.ms") / 1000,
+            initial_statements=initial_statements.split(config.get(initial_statements.NAME)),
         )
 
     @property
@@ -85,11 +89,29 @@ class ConnectionSettings:
                 host=self.host, port=self.port, user=self.user, password=self.password, charset="utf8mb4",
                 connect_timeout=self.connect_timeout_s, autocommit=True, **self.ssl_args(),
                 cursorclass=pymysql.cursors.SSCursor if unbuffered else pymysql.cursors.Cursor,
-                init_command="SET time_zone = '+00:00'",
+                init_command=f"SET time_zone = '{UTC}'",
             )
         except pymysql.MySQLError as exc:
             raise translate(exc, self) from None
+        if self.initial_statements:  # as Debezium: on query connections, not on the binlog reader's
+            try:
+                self._run_initial_statements(conn)
+            except BaseException:
+                conn.close()
+                raise
         return conn
+
+    def _run_initial_statements(self, conn: pymysql.connections.Connection) -> None:
+        with conn.cursor() as cur:
+            initial_statements.run(self.initial_statements, cur.execute, self.where,
+                                   lambda exc: translate(exc, self), (pymysql.MySQLError,))
+            # TIMESTAMP values are read as UTC: a time_zone the statements set is set back.
+            cur.execute("SELECT @@session.time_zone")
+            (zone,) = cur.fetchone() or (UTC,)
+            if zone != UTC:
+                cur.execute(f"SET time_zone = '{UTC}'")
+                log.warning("%s set time_zone to %s; cdc reads TIMESTAMP values in UTC: set back to '%s'",
+                            initial_statements.NAME, zone, UTC)
 
 
 _TLS_OFFERED: dict[tuple[str, int], bool] = {}

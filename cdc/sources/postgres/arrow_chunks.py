@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg import sql
 
+from cdc.core import initial_statements
+from cdc.core.errors import SourceError
 from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres.parallel import Chunk, select_chunk
 
@@ -71,14 +73,18 @@ def columnar_select(table: cat.CatalogTable, fields: Sequence[dict[str, Any]], m
 
 
 def read_chunk(conninfo: str, table: cat.CatalogTable, chunk: Chunk, columns: list[sql.Composable],
-               snapshot: str | None, render: Any) -> pa.Table | None:
+               snapshot: str | None, render: Any, initial: Sequence[str] = ()) -> pa.Table | None:
     """The chunk's rows as an Arrow table (a column per row field), read in the exported ``snapshot``
     when it still exists; None when a value needs the Python converters. ``render`` turns a psycopg
-    query into SQL text (it needs a psycopg connection for quoting)."""
+    query into SQL text (it needs a psycopg connection for quoting); ``initial``: database.initial.statements."""
     import adbc_driver_postgresql.dbapi as adbc
 
     query = render(select_chunk(table, chunk, columns))
     with adbc.connect(conninfo) as conn, conn.cursor() as cur:
+        if initial:  # their own transaction: the snapshot's must start with SET TRANSACTION
+            initial_statements.run(initial, cur.execute, table.qualified, lambda exc: SourceError(str(exc)),
+                                   (adbc.Error,))
+            conn.commit()
         cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         if snapshot:
             try:

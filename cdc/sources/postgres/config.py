@@ -6,6 +6,7 @@ import re
 from cdc.config import Config, Option, non_negative
 from cdc.core.errors import ConfigError
 from cdc.core.filters import NameFilter, patterns_problem
+from cdc.core.initial_statements import INITIAL_STATEMENTS_OPTION
 from cdc.core.native_row import NATIVE_ROWS_OPTION
 from cdc.core.options import (
     HEARTBEAT_QUERY_OPTION,
@@ -40,6 +41,7 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
     *connection_options(server="PostgreSQL server", port=5432, user="postgres",
                         user_doc="User with the REPLICATION attribute (or superuser)."),
     Option("database.dbname", str, "postgres", "Database to capture."),
+    INITIAL_STATEMENTS_OPTION,
     *SCHEMA_FILTER_OPTIONS,
     Option("database.sslmode", str, "prefer", "TLS to the server, as pgjdbc's sslmode: disable, allow, prefer "
            "(TLS when the server offers it), require (TLS, the server's certificate not checked), verify-ca (its "

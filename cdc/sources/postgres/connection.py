@@ -16,6 +16,7 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 
 from cdc.config import Config
+from cdc.core import initial_statements
 from cdc.core.errors import CdcError, RetriableSourceError, SourceError
 from cdc.core.quoting import pg_identifier
 from cdc.core.retry import RetryPolicy
@@ -38,6 +39,7 @@ class ConnectionSettings:
     retry_wait_s: float
     # keepalives, certificates and key (cdc.sources.postgres.tls); its sslpassword is never shown
     tls: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    initial_statements: tuple[str, ...] = ()  # database.initial.statements, on every connection but replication's
 
     @classmethod
     def from_config(cls, config: Config) -> ConnectionSettings:
@@ -51,6 +53,7 @@ class ConnectionSettings:
             max_retries=config.get("errors.max.retries"),
             retry_wait_s=config.get("retriable.restart.connector.wait.ms") / 1000,
             tls=tuple(libpq_params(config).items()),
+            initial_statements=initial_statements.split(config.get(initial_statements.NAME)),
         )
 
     @property
@@ -78,9 +81,33 @@ class ConnectionSettings:
     def connect(self, *, replication: bool = False) -> psycopg.Connection:
         extra = {"replication": "database"} if replication else {}
         try:
-            return psycopg.Connection.connect(self.conninfo(**extra), autocommit=True)
+            conn = psycopg.Connection.connect(self.conninfo(**extra), autocommit=True)
         except psycopg.Error as exc:
             raise translate(exc, self) from None
+        if self.initial_statements and not replication:  # as Debezium: not on the replication connection
+            try:
+                self._run_initial_statements(conn)
+            except BaseException:
+                conn.close()
+                raise
+        return conn
+
+    def _run_initial_statements(self, conn: psycopg.Connection) -> None:
+        initial_statements.run(self.initial_statements, conn.execute, self.where, lambda exc: translate(exc, self),
+                               (psycopg.Error,))
+        # The settings the converters read values' text by are set back (pgjdbc refuses a DateStyle change
+        # and reads the others its own way, so Debezium's values do not depend on them either).
+        changed = [name for (name,) in conn.execute(
+            "SELECT name FROM pg_settings WHERE source = 'session' AND name = ANY(%s)", (list(_PINNED),))]
+        for name in changed:
+            conn.execute(f"RESET {name}")
+        if changed:
+            log.warning("%s changed %s, which cdc reads values by: set back to %s", initial_statements.NAME,
+                        ", ".join(changed), ", ".join(f"{n}={_PINNED[n]}" for n in changed))
+
+
+# Session settings pinned at connect (conninfo's options) that the value converters depend on.
+_PINNED = {"DateStyle": "ISO", "IntervalStyle": "postgres", "bytea_output": "hex", "extra_float_digits": "1"}
 
 
 def translate(exc: BaseException, settings: ConnectionSettings | None = None) -> CdcError:

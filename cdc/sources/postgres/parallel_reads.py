@@ -90,7 +90,8 @@ class ParallelSnapshot:
             return None
         try:
             result = arrow_chunks.read_chunk(self._settings.conninfo(), table, chunk, columns, plan["snapshot"],
-                                             lambda query: query.as_string(self._catalog()))
+                                             lambda query: query.as_string(self._catalog()),
+                                             self._settings.initial_statements)
         except ImportError:
             log.warning("adbc-driver-postgresql is not installed: snapshot chunks are converted in Python "
                         "(pip install 'cdc-debezium[spark]')")
