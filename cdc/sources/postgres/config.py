@@ -89,6 +89,14 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
            choices=("transaction", "debezium")),
     Option("hstore.handling.mode", str, "json", "hstore values as a JSON object in a string (json) or a map.",
            choices=("json", "map")),
+    Option("message.prefix.include.list", list, None, "Regular expressions of the prefixes of the logical decoding "
+           "messages (pg_logical_emit_message) emitted as op 'm' events, each matched whole, ignoring case; other "
+           "messages are skipped. Not with message.prefix.exclude.list.", validator=patterns_problem),
+    Option("message.prefix.exclude.list", list, None, "Regular expressions of the prefixes of the logical decoding "
+           "messages skipped (as message.prefix.include.list matches them); the others are emitted.",
+           validator=patterns_problem),
+    Option("money.fraction.digits", int, 2, "Scale of money values under decimal.handling.mode=precise (rounded "
+           "half up); double and string give the value as the server prints it.", validator=non_negative),
     Option("include.unknown.datatypes", bool, False, "Columns of types without a Debezium mapping (multiranges): "
            "left out of events (false, as Debezium), or their text form (true)."),
     Option("unavailable.value.placeholder", str, "__debezium_unavailable_value",
@@ -98,13 +106,5 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
            "watermark rows in the signal table (send signals through the file or Kafka channel). PostgreSQL 13+."),
     HEARTBEAT_QUERY_OPTION,
     *RETRY_OPTIONS,
-    Option("message.prefix.include.list", list, None, "Regular expressions of the prefixes of the logical decoding "
-           "messages (pg_logical_emit_message) emitted as op 'm' events, each matched whole, ignoring case; other "
-           "messages are skipped. Not with message.prefix.exclude.list.", validator=patterns_problem),
-    Option("message.prefix.exclude.list", list, None, "Regular expressions of the prefixes of the logical decoding "
-           "messages skipped (as message.prefix.include.list matches them); the others are emitted.",
-           validator=patterns_problem),
-    Option("money.fraction.digits", int, 2, "Scale of money values under decimal.handling.mode=precise (rounded "
-           "half up); double and string give the value as the server prints it.", validator=non_negative),
     *snapshot_options(("initial", "initial_only", "no_data", "schema_only", "never", "when_needed", "always")),
 ) + SIGNAL_OPTIONS + GUARD_OPTIONS  # the slot guards: the source's own (cdc.core.source.Guarded)
