@@ -25,6 +25,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from cdc.core.columns import ColumnStage  # noqa: E402
+from cdc.core.topics import TopicNaming
 from cdc.sources.postgres import native_rows  # noqa: E402
 from cdc.sources.postgres.catalog import CatalogColumn, CatalogTable  # noqa: E402
 from cdc.sources.postgres.pgoutput import _Reader  # noqa: E402
@@ -84,7 +85,7 @@ def table_state(columns: Sequence[tuple[str, str, int, Any]]) -> TableState:
     cat_columns = tuple(CatalogColumn(name, i + 1, OIDS[type_name], typmod, False, None, type_name)
                         for i, (name, type_name, typmod, _) in enumerate(columns))
     catalog = CatalogTable(1, "public", "t", "d", cat_columns, (columns[0][0],))
-    return TableState(catalog, cat_columns, topic_prefix="p", types=TypeRegistry(_no_server), modes=TypeModes(),
+    return TableState(catalog, cat_columns, topics=TopicNaming("p"), types=TypeRegistry(_no_server), modes=TypeModes(),
                       columns_stage=ColumnStage({}), key_spec={},
                       unavailable_placeholder="__debezium_unavailable_value")
 

@@ -21,8 +21,15 @@ from typing import Any
 from cdc.core.columns import COLUMN_PATTERNS
 from cdc.core.errors import ConfigError
 from cdc.core.filters import parse_key_columns, patterns_problem
+from cdc.core.java_regex import java_regex
 from cdc.core.option_surface import Surface, refusals
-from cdc.core.topics import topic_name_problem
+from cdc.core.topics import (
+    HEARTBEAT_PREFIX,
+    KEY_FIELD_NAME,
+    strategy_problem,
+    topic_characters_problem,
+    topic_name_problem,
+)
 
 log = logging.getLogger(__name__)
 
@@ -394,6 +401,19 @@ def _heartbeat_prefix(value: str) -> str | None:
     return topic_name_problem(value, "the start of the heartbeat topic name")
 
 
+def _topic_part(value: str) -> str | None:
+    """A part of topic names (topic.delimiter, topic.transaction): Debezium's validateTopicName."""
+    return topic_characters_problem(value, "a part of topic names")
+
+
+def _java_regular_expression(value: str) -> str | None:
+    try:
+        java_regex(value)
+    except re.error as exc:
+        return f"is not a valid regular expression ({exc.msg} at position {exc.pos})"
+    return None
+
+
 def _notification_channels(value: list[str]) -> str | None:
     unknown = [c for c in value if c not in ("sink", "log")]
     if unknown:
@@ -409,6 +429,37 @@ def _operations(value: list[str]) -> str | None:
     unknown = [op for op in value if op.lower() not in _OPERATIONS]
     return f"unknown operation(s) {', '.join(map(repr, unknown))}; use c, u, d, t or none" if unknown else None
 
+
+# Debezium's topic naming (cdc.core.topics.TopicNaming reads them).
+TOPIC_OPTIONS: tuple[Option, ...] = (
+    Option("topic.naming.strategy", str, None, "How topics are named, as Debezium's class of that name: "
+           "io.debezium.schema.DefaultTopicNamingStrategy (<prefix>.<database>.<table>), SchemaTopicNamingStrategy "
+           "(<prefix>.<schema>.<table>; SQL Server: <prefix>.<database>.<schema>.<table>), their Unicode variants "
+           "(DefaultUnicodeTopicNamingStrategy, SchemaUnicodeTopicNamingStrategy: characters Kafka refuses, and _, "
+           "as _uXXXX instead of _) and Regex variants (DefaultRegexTopicNamingStrategy, "
+           "SchemaRegexTopicNamingStrategy: topic.regex renames topics, topic.key.* adds a field to keys). Key, value "
+           "and envelope schemas are named after the topic. Default: SchemaTopicNamingStrategy (PostgreSQL, SQL "
+           "Server), DefaultTopicNamingStrategy (MySQL, MariaDB).", validator=strategy_problem),
+    Option("topic.delimiter", str, ".", "What joins the parts of topic names (the prefix, database, schema, table; "
+           "the transaction and heartbeat topics' parts).", validator=_topic_part),
+    Option("topic.transaction", str, "transaction", "The transaction topic's name after <topic.prefix>"
+           "<topic.delimiter> (provide.transaction.metadata).", validator=_topic_part),
+    Option("topic.heartbeat.prefix", str, HEARTBEAT_PREFIX, "The heartbeat topic is <topic.heartbeat.prefix>"
+           "<topic.delimiter><topic.prefix>.", validator=_heartbeat_prefix),
+    Option("topic.heartbeat.name", str, None, "The heartbeat topic's whole name (wins over topic.heartbeat.prefix), "
+           "so that several pipelines can share one.", validator=_topic),
+    Option("topic.regex", str, None, "Regex strategies: a Java regular expression; a table topic it matches whole "
+           "is renamed to topic.replacement.", validator=_java_regular_expression),
+    Option("topic.replacement", str, None, "Regex strategies: the new topic name ($1... the regex's groups)."),
+    Option("topic.key.enforce.uniqueness", bool, True, "Regex strategies: add a field naming the original topic to "
+           "every key (keyless tables get a key of that field), so that tables sharing a topic keep distinct keys."),
+    Option("topic.key.field.name", str, KEY_FIELD_NAME, "Regex strategies: the name of that key field."),
+    Option("topic.key.field.regex", str, None, "Regex strategies: a Java regular expression; where it matches the "
+           "original topic whole, the key field holds topic.key.field.replacement instead of the topic.",
+           validator=_java_regular_expression),
+    Option("topic.key.field.replacement", str, None, "Regex strategies: the key field's value where "
+           "topic.key.field.regex matches ($1... its groups)."),
+)
 
 CORE_OPTIONS: tuple[Option, ...] = (
     Option("name", str, "cdc", "Logical name of this pipeline; the key of its stored offsets."),
@@ -482,7 +533,8 @@ CORE_OPTIONS: tuple[Option, ...] = (
            "has the unavailable-value placeholder or null (<name>.reselect.columns.include.list, ...)."),
     Option("provide.transaction.metadata", bool, False,
            "Emit BEGIN/END events and a transaction block in every event."),
-    Option("transaction.topic", str, None, "Topic of transaction events (default: <topic.prefix>.transaction).",
+    Option("transaction.topic", str, None, "The whole name of the transaction events' topic (cdc's own option; "
+           "wins over topic.transaction). Default: <topic.prefix><topic.delimiter><topic.transaction>.",
            validator=_topic),
     Option("include.schema.changes", bool, True, "Emit schema change events on the <topic.prefix> topic."),
     Option("decimal.handling.mode", str, "precise", "How DECIMAL/NUMERIC values are represented.",
@@ -496,8 +548,10 @@ CORE_OPTIONS: tuple[Option, ...] = (
     Option("heartbeat.interval.ms", int, 0,
            "Emit a heartbeat (and confirm the position) this often when idle; 0 disables.",
            validator=non_negative),
-    Option("heartbeat.topics.prefix", str, "__debezium-heartbeat", "Prefix of the heartbeat topic.",
-           validator=_heartbeat_prefix),
+    Option("heartbeat.topics.prefix", str, HEARTBEAT_PREFIX, "Prefix of the heartbeat topic, Debezium 1.x's name "
+           "for topic.heartbeat.prefix, which wins when both are set (Debezium 3 ignores this one; cdc honours it "
+           "alone).", validator=_heartbeat_prefix),
+    *TOPIC_OPTIONS,
     Option("extended.headers.enabled", bool, True, "Put Debezium's __debezium.context.* headers (connector name, "
            "logical name, task id, run id) on every record."),
     Option("key.converter.schemas.enable", bool, True, "Include the schema in every key (JSON converter)."),

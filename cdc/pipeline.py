@@ -14,6 +14,7 @@ from cdc.core.connect_offsets import ConnectFileOffsetStore
 from cdc.core.context_headers import ContextHeaders
 from cdc.core.converters import JsonConverter
 from cdc.core.errors import ConfigError, OffsetStoreError
+from cdc.core.native_row import native_rows_wanted
 from cdc.core.offsets import WRITER, WRITER_KEY, FileOffsetStore, OffsetStore, without_writer, written_by_cdc
 from cdc.core.option_surface import Surface
 from cdc.core.retry import RetryPolicy
@@ -109,7 +110,7 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
     transforms = TransformChain.from_properties(config.properties) if config.properties.get("transforms") else None
     processors = post_processors.from_config(config.properties, source)
     if transforms is None and not processors and type(converter) is JsonConverter and isinstance(source, NativeRows) \
-            and config.get("native.rows"):
+            and native_rows_wanted(config):
         source.native_rows = True
         if isinstance(source, EncodedBatches):
             source.encoded_batches = True  # the engine takes a snapshot's rows in encoded batches

@@ -86,7 +86,7 @@ class ChangeEmitter:
         if envelope.key_schema is not None and old is not None:
             if old_key is None:
                 old_key = envelope.key_of(old)
-            if old_key != envelope.key_of(after) and any(v is not None for v in old_key.values()):  # type: ignore[union-attr]
+            if old_key != envelope.key_of(after) and envelope.key_known(old_key):  # type: ignore[arg-type]
                 self.key_change(out, envelope, old, after, source, source, position, ts)
                 return
         if self.skip_unchanged and before is not None and envelope.unchanged(before, after):

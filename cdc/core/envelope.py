@@ -60,7 +60,7 @@ class TableEnvelope:
     """Schemas and event factory for one version of one captured table."""
 
     __slots__ = ("topic", "table_id", "key_fields", "value_fields", "key_schema", "value_schema", "row_schema",
-                 "_key_names", "_stage")
+                 "_key_names", "_stage", "_key_field")
 
     def __init__(
         self,
@@ -72,10 +72,14 @@ class TableEnvelope:
         value_fields: Sequence[dict[str, Any]],
         source_schema: dict[str, Any],
         stage: TableStage = PLAIN,
+        key_field: tuple[str, str] | None = None,
     ) -> None:
         """``*_fields`` are Connect field schemas (with ``"field"``: the column's name), in column order;
-        ``stage``: what the column options do to them (cdc.core.columns), applied here to schemas and rows."""
+        ``stage``: what the column options do to them (cdc.core.columns), applied here to schemas and rows;
+        ``key_field``: (name, value) of a string field every key ends with (a regex topic naming strategy's
+        physical table identifier, cdc.core.topics): a keyless table then has keys of that field alone."""
         self.topic = topic
+        self._key_field = key_field
         self.table_id = table_id
         base = stage.schema_name(schema_name_prefix)
         self.key_fields = tuple(f["field"] for f in key_fields)  # the columns, as rows name them
@@ -84,6 +88,8 @@ class TableEnvelope:
         self._key_names = tuple(renames.get(k, k) for k in self.key_fields)  # as the key struct names them
         self._stage = stage if stage.changes_rows else None
         key_fields = [{**f, "field": renames[f["field"]]} if f["field"] in renames else f for f in key_fields]
+        if key_field is not None:
+            key_fields.append(connect.field(key_field[0], connect.STRING))
         value_fields = [_shaped(f, stage) for f in value_fields]
         self.key_schema = (
             ConnectSchema(connect.struct(list(key_fields), optional=False, name=f"{base}.Key"))
@@ -113,7 +119,21 @@ class TableEnvelope:
         """The key of a row as the source converted it (the column options never change keys)."""
         if self.key_schema is None or row is None:
             return None
-        return {name: row.get(column) for name, column in zip(self._key_names, self.key_fields, strict=True)}
+        key = {name: row.get(column) for name, column in zip(self._key_names, self.key_fields, strict=True)}
+        return self._identified(key)
+
+    def _identified(self, key: dict[str, Any]) -> dict[str, Any]:
+        """The key with the physical table identifier, where the topic naming adds one."""
+        if self._key_field is None:
+            return key
+        name, value = self._key_field
+        return key if key.get(name) == value else {**key, name: value}
+
+    def key_known(self, key: dict[str, Any]) -> bool:
+        """Whether a key has any value of its columns (the table identifier aside): an old key the log did not give
+        is all nulls."""
+        identifier = self._key_field[0] if self._key_field is not None else None
+        return any(v is not None for name, v in key.items() if name != identifier)
 
     def unchanged(self, before: dict[str, Any], after: dict[str, Any]) -> bool:
         """Whether an update changed none of the columns events hold (skip.messages.without.change)."""
@@ -158,6 +178,8 @@ class TableEnvelope:
         ms, us, ns = ts or now_ts()
         if key is None:
             key = self.key_of(after if after is not None else before)
+        elif self._key_field is not None and isinstance(key, dict):  # a key the source had (a codec's row)
+            key = self._identified(key)
         if self._stage is not None:
             before, after = self._shape(before), self._shape(after)
         value = {

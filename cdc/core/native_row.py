@@ -12,13 +12,22 @@ import logging
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from cdc.config import Option
+from cdc.config import Config, Option
+from cdc.core.topics import TopicNaming
 
 log = logging.getLogger(__name__)
 
 NATIVE_ROWS_OPTION = Option(
     "native.rows", bool, True, "Encode streamed rows with the compiled codec (cdc_native, built from native/) "
     "when it is installed and rows go straight to the JSON converter (no transforms); same bytes, less time.")
+
+
+
+def native_rows_wanted(config: Config) -> bool:
+    """``native.rows``, unless the topic naming adds a field to keys (a regex strategy's table identifier),
+    which the codec's keys do not have."""
+    return bool(config.get("native.rows")) and not TopicNaming.from_config(config).augments_keys
+
 
 _module: Any = None
 _warned = False

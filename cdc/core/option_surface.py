@@ -111,18 +111,6 @@ TREATMENTS: dict[str, Treatment] = {
                                                  "as fail, the default, does)"),
     "event.deserialization.failure.handling.mode": Refused(_LATER + " (cdc stops at a binlog event it cannot "
                                                            "read, as fail, the default, does)"),
-    # ---- topics -------------------------------------------------------------------------------------------
-    "topic.naming.strategy": Refused(_LATER, "route topics with transforms=... (RegexRouter, ByLogicalTableRouter)"),
-    "topic.delimiter": Refused(_LATER),
-    "topic.transaction": Refused(_LATER, "set transaction.topic to the whole topic name"),
-    "topic.heartbeat.prefix": Refused(_LATER, "set heartbeat.topics.prefix"),
-    "topic.heartbeat.name": Refused(_LATER),
-    "topic.regex": Refused(_LATER),
-    "topic.replacement": Refused(_LATER),
-    "topic.key.enforce.uniqueness": Refused(_LATER),
-    "topic.key.field.name": Refused(_LATER),
-    "topic.key.field.regex": Refused(_LATER),
-    "topic.key.field.replacement": Refused(_LATER),
     # ---- what is captured ---------------------------------------------------------------------------------
     "database.include.list": Refused("not an option of this connector"),
     "database.exclude.list": Refused("not an option of this connector"),

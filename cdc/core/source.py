@@ -43,7 +43,7 @@ from cdc.core.filters import TableFilter, parse_key_columns
 from cdc.core.notifications import SILENT, Notifier
 from cdc.core.records import Batch
 from cdc.core.snapshot_selection import SnapshotSelection
-from cdc.core.topics import transaction_topic
+from cdc.core.topics import POSTGRES_LAYOUT, ConnectorLayout, TopicNaming
 from cdc.core.transactions import TransactionTracker
 
 if TYPE_CHECKING:
@@ -274,6 +274,7 @@ class SourceSettings:
     columns: ColumnStage  # column.include/exclude.list, the column mappers, name adjustment
     key_spec: dict[str, list[str]]
     include_schema_changes: bool
+    topics: TopicNaming  # every topic's name (topic.naming.strategy and the other topic.* options)
     transaction_topic: str | None  # None: provide.transaction.metadata is off
     skipped_operations: frozenset[str]  # of c, u, d, t
     skip_unchanged: bool = False  # skip.messages.without.change
@@ -283,12 +284,14 @@ class SourceSettings:
     streaming_delay_ms: int = 0  # streaming.delay.ms
 
     @classmethod
-    def from_config(cls, config: Config) -> SourceSettings:
+    def from_config(cls, config: Config, layout: ConnectorLayout = POSTGRES_LAYOUT) -> SourceSettings:
+        """``layout``: how the source's connector names its tables (cdc.core.topics)."""
         try:
             key_spec = parse_key_columns(config.get("message.key.columns"))
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
         prefix: str = config.get("topic.prefix")
+        topics = TopicNaming.from_config(config, layout)
         return cls(
             prefix=prefix,
             tombstones=config.get("tombstones.on.delete"),
@@ -299,8 +302,8 @@ class SourceSettings:
             columns=ColumnStage.from_config(config),
             key_spec=key_spec,
             include_schema_changes=config.get("include.schema.changes"),
-            transaction_topic=(transaction_topic(prefix, config.get("transaction.topic"))
-                               if config.get("provide.transaction.metadata") else None),
+            topics=topics,
+            transaction_topic=topics.transaction_topic() if config.get("provide.transaction.metadata") else None,
             skipped_operations=frozenset(op.strip() for op in config.get("skipped.operations") or ()) - {"none", ""},
             skip_unchanged=config.get("skip.messages.without.change"),
             notifier=Notifier.from_config(config),

@@ -35,7 +35,7 @@ from typing import Any
 from cdc.config import Config
 from cdc.core.errors import SinkError
 from cdc.core.records import SinkRecord
-from cdc.core.topics import heartbeat_topic, transaction_topic
+from cdc.core.topics import TopicNaming
 from cdc.kafka.client import (  # noqa: F401 - KAFKA_OPTIONS and bootstrap_servers are the sink's API too
     FLUSH_WAIT_S,
     KAFKA_OPTIONS,
@@ -443,8 +443,7 @@ def _is_size_error(error: Any) -> bool:
 
 def _event_topics(config: Config) -> set[str]:
     """Topics whose records must all be kept (not compacted): schema changes, transactions, heartbeats."""
-    prefix = config.properties.get("topic.prefix")
-    if not prefix:
+    if not config.properties.get("topic.prefix"):
         return set()
-    return {str(prefix), transaction_topic(str(prefix), config.properties.get("transaction.topic")),
-            heartbeat_topic(str(prefix), config.properties.get("heartbeat.topics.prefix") or "__debezium-heartbeat")}
+    topics = TopicNaming.from_config(config)  # the table strategy aside, these topics are the same on every source
+    return {topics.schema_change_topic(), topics.transaction_topic(), topics.heartbeat_topic()}

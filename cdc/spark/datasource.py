@@ -44,6 +44,7 @@ from cdc import registry
 from cdc.config import CORE_OPTIONS, Config
 from cdc.core import post_processors
 from cdc.core.errors import ConfigError, SourceError
+from cdc.core.native_row import native_rows_wanted
 from cdc.core.option_surface import Surface
 from cdc.core.records import Batch, ChangeEvent, EncodedRows
 from cdc.core.signals import new_id
@@ -467,7 +468,7 @@ class CdcStreamReader(DataSourceStreamReader):
         self._close()
         source, config = _build(self.options)
         self._source = source
-        if self._chain is None and isinstance(source, NativeRows) and config.get("native.rows"):
+        if self._chain is None and isinstance(source, NativeRows) and native_rows_wanted(config):
             source.native_rows = True  # rows the codec wrote, read back by EventRows from their JSON
             if isinstance(source, EncodedBatches):
                 source.encoded_batches = True  # and runs of them in one call (EventRows._collect_encoded)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 TIME_FIELDS = ("ts_ms", "ts_us", "ts_ns")
+TRANSACTION_KEY = "io.debezium.connector.common.TransactionMetadataKey"
 
 
 class Canon:
@@ -42,7 +43,8 @@ def _normalize_record(record: dict[str, Any], canon: Canon) -> dict[str, Any]:
     key = record.get("key")
     value = record.get("value")
     payload = value.get("payload") if isinstance(value, dict) else None
-    topic = record.get("topic", "")
+    # transaction events by their key's schema: topic.transaction / transaction.topic rename their topic
+    transaction = _schema_name(key) == TRANSACTION_KEY or record.get("topic", "").endswith("transaction")
     if isinstance(payload, dict):
         for name in TIME_FIELDS:
             if payload.get(name) is not None:
@@ -51,9 +53,9 @@ def _normalize_record(record: dict[str, Any], canon: Canon) -> dict[str, Any]:
             _normalize_source(payload["source"], canon)
         if isinstance(payload.get("transaction"), dict):
             payload["transaction"]["id"] = canon("tx", payload["transaction"]["id"])
-        if payload.get("status") in ("BEGIN", "END") and topic.endswith("transaction"):
+        if payload.get("status") in ("BEGIN", "END") and transaction:
             payload["id"] = canon("tx", payload["id"])
-    if isinstance(key, dict) and isinstance(key.get("payload"), dict) and topic.endswith("transaction"):
+    if isinstance(key, dict) and isinstance(key.get("payload"), dict) and transaction:
         key["payload"]["id"] = canon("tx", key["payload"].get("id"))
     headers = record.get("headers") or None
     if headers:
@@ -62,6 +64,11 @@ def _normalize_record(record: dict[str, Any], canon: Canon) -> dict[str, Any]:
             run["payload"] = "<run>"
     record["headers"] = headers
     return record
+
+
+def _schema_name(part: Any) -> str | None:
+    schema = part.get("schema") if isinstance(part, dict) else None
+    return schema.get("name") if isinstance(schema, dict) else None
 
 
 def _normalize_source(source: dict[str, Any], canon: Canon) -> None:

@@ -329,6 +329,7 @@ RAW: list[tuple[str, Callable[[list[Record]], None]]] = [("pg_notifications*", _
                                                          ("mariadb_notifications", _notifications_last),
                                                          ("pg_transactions", _transaction_ids),
                                                          ("pg_types_more*", _transaction_ids),
+                                                         ("pg_topic_naming_*", _transaction_ids),
                                                          ("pg_types_more*", _message_collections),
                                                          ("pg_message_prefixes*", _message_collections),
                                                          ("mariadb_transactions", _no_begin_without_end),

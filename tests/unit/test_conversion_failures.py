@@ -10,6 +10,7 @@ import pytest
 from cdc.core.columns import ColumnStage
 from cdc.core.conversion_failures import ConversionFailures
 from cdc.core.errors import SourceError
+from cdc.core.topics import TopicNaming
 from cdc.sources.postgres.catalog import CatalogColumn, CatalogTable
 from cdc.sources.postgres.tables import TableState
 from cdc.sources.postgres.types import TypeModes, TypeRegistry
@@ -23,7 +24,7 @@ def state(mode: str) -> TableState:
     columns = (CatalogColumn("id", 1, 23, -1, True, None, "int4", 0), CatalogColumn("d", 2, 1082, -1, False, None,
                                                                                     "date", 0),
                CatalogColumn("n", 3, 23, -1, False, None, "int4", 0))
-    return TableState(CatalogTable(1, "public", "t", "d", columns, ("id",)), columns, topic_prefix="p",
+    return TableState(CatalogTable(1, "public", "t", "d", columns, ("id",)), columns, topics=TopicNaming("p"),
                       types=TypeRegistry(_no_server), modes=TypeModes(),
                       columns_stage=ColumnStage({}, failures=ConversionFailures(mode)), key_spec={},
                       unavailable_placeholder="x")

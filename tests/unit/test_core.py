@@ -13,7 +13,7 @@ from cdc.core.converters import JsonConverter
 from cdc.core.envelope import TableEnvelope
 from cdc.core.errors import ConfigError, OffsetStoreError
 from cdc.core.offsets import FileOffsetStore
-from cdc.core.topics import sanitize_schema_name, sanitize_topic, table_topic
+from cdc.core.topics import TopicNaming, sanitize_schema_name, sanitize_topic
 from cdc.core.transactions import TransactionTracker
 from cdc.sources.postgres.source_info import SOURCE_SCHEMA
 
@@ -66,7 +66,7 @@ def test_transaction_tracker_counts_per_table() -> None:
 def test_names_are_sanitised() -> None:
     assert sanitize_topic("dbz.my schema.tä$ble") == "dbz.my_schema.t__ble"
     assert sanitize_schema_name("dbz.1st.my-table") == "dbz._1st.my_table"
-    assert table_topic("dbz", "public", "orders") == "dbz.public.orders"
+    assert TopicNaming("dbz").table(None, "public", "orders").topic == "dbz.public.orders"
 
 
 def test_file_offsets_round_trip_and_keep_other_pipelines(tmp_path: Path) -> None:

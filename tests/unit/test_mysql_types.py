@@ -19,6 +19,7 @@ import pytest
 
 from cdc.core.errors import ConfigError
 from cdc.core.schema import Column, Table
+from cdc.core.topics import TopicNaming
 from cdc.sources.mysql.ddl import MySqlSchema
 from cdc.sources.mysql.types import TypeModes, field_schema, value_converter
 
@@ -359,8 +360,8 @@ def test_rows_by_column_equal_rows_one_at_a_time() -> None:
                  "d date, e enum('x','y'), y year)", "d")
     table = schema.table("d", "t")
     assert table is not None
-    state = TableState(table, topic_prefix="p", source_schema=source_schema("mariadb"), modes=DEFAULT,
-                       columns_stage=ColumnStage({}), key_spec={})
+    state = TableState(table, topics=TopicNaming("p", by_schema=False), source_schema=source_schema("mariadb"),
+                       modes=DEFAULT, columns_stage=ColumnStage({}), key_spec={})
     images = [
         (1, -5, 7, 1, Decimal("12.34"), Decimal("1." + "0" * 29 + "1"), 1.5, "héllo",
          dt.datetime(2024, 2, 29, 13, 45, 30, 123000), dt.date(2024, 2, 29), "y", 2024),

@@ -20,6 +20,7 @@ import orjson
 import pytest
 
 from cdc.core.columns import ColumnStage
+from cdc.core.topics import TopicNaming
 from cdc.sources.postgres import native_rows
 from cdc.sources.postgres.catalog import CatalogColumn, CatalogTable
 from cdc.sources.postgres.pgoutput import _Reader
@@ -61,7 +62,7 @@ def table_state(columns: Sequence[tuple[str, str, int]], modes: TypeModes | None
                                       1 if type_name.startswith("_") else 0)
                         for i, (name, type_name, typmod) in enumerate(columns))
     catalog = CatalogTable(1, "public", "t", "d", cat_columns, (columns[0][0],))
-    return TableState(catalog, cat_columns, topic_prefix="p", types=TypeRegistry(_no_server),
+    return TableState(catalog, cat_columns, topics=TopicNaming("p"), types=TypeRegistry(_no_server),
                       modes=modes or TypeModes(), columns_stage=ColumnStage({}), key_spec={},
                       unavailable_placeholder="__debezium_unavailable_value")
 
@@ -299,7 +300,7 @@ def test_wide_rows_in_field_order_with_nulls(native: Any) -> None:
     rows = [[None if rng.random() < 0.15 else rng.choice(pool) for pool in pools] for _ in range(2000)]
     assert check(state, rows, native) == len(rows)
     # a column filtered out, columns out of order in the spec: the codec follows the spec's indexes
-    state = TableState(state.catalog, state.catalog.columns, topic_prefix="p", types=TypeRegistry(_no_server),
+    state = TableState(state.catalog, state.catalog.columns, topics=TopicNaming("p"), types=TypeRegistry(_no_server),
                        modes=TypeModes(), columns_stage=ColumnStage({}, exclude=[r"public\.t\.name"]), key_spec={},
                        unavailable_placeholder="x")
     assert check(state, rows, native) == len(rows)

@@ -50,6 +50,7 @@ from cdc.core.snapshot_mode import Decision, Plan, decide, normalize
 from cdc.core.snapshot_restart import interrupted_attempt
 from cdc.core.snapshot_selection import OVERRIDES_FIX, PARALLEL_SNAPSHOT, TableName
 from cdc.core.source import SourceSettings
+from cdc.core.topics import BINLOG_LAYOUT
 from cdc.sources.mysql import parallel
 from cdc.sources.mysql import snapshot as snap
 from cdc.sources.mysql.capture import CaptureFilter
@@ -109,12 +110,13 @@ class MySqlSource:
         config.declare(CORE_OPTIONS).declare(MYSQL_OPTIONS)
         self.config = config
         self.settings = ConnectionSettings.from_config(config)
-        common = SourceSettings.from_config(config)
+        common = SourceSettings.from_config(config, BINLOG_LAYOUT)
         self.prefix = common.prefix
         self.client_server_id: int = config.get("database.server.id") or random.randint(5400, 6400)
         self.snapshot_mode: str = normalize(config.get("snapshot.mode"))
         self.emitter = ChangeEmitter.from_settings(common)
         self.include_query: bool = config.get("include.query")
+        self.topics = common.topics
         # Rows as the compiled codec's JSON (cdc.sources.mysql.native_rows): set by the pipeline
         # when they go straight to the JSON converter.
         self.native_rows = False
@@ -127,7 +129,7 @@ class MySqlSource:
         self._resume = Resume()  # how the stream starts: set by stream()
         self._selection = common.snapshot
         self._delays = (common.snapshot_delay_ms, common.streaming_delay_ms)
-        self._tables = TableCatalog(config, prefix=self.prefix, capture=self.capture,
+        self._tables = TableCatalog(config, topics=self.topics, capture=self.capture,
                                     columns=common.columns, key_spec=common.key_spec)
         self._history = SchemaHistoryRecords(open_history(config), self.prefix)
         self._signals = MySqlSignals(
@@ -143,8 +145,7 @@ class MySqlSource:
         self._streamer = BinlogStreamer(
             self.settings, server_id=self.client_server_id,
             heartbeat_s=max(config.get("binlog.heartbeat.interval.ms"), 1) / 1000, max_batch=common.max_batch,
-            heartbeat=Heartbeat(self.prefix, config.get("heartbeat.topics.prefix"),
-                                config.get("heartbeat.interval.ms")),
+            heartbeat=Heartbeat(self.prefix, self.topics.heartbeat_topic(), config.get("heartbeat.interval.ms")),
             stopping=self._is_stopping, offset=self._offset, between=self._signals.between_transactions,
             wants_turn=lambda: self._signals.wants_turn)
         self._streamer.statements = self.include_query
@@ -153,7 +154,7 @@ class MySqlSource:
         if self._heartbeat_query:
             self._streamer.heartbeat_action = self._run_heartbeat_query
         self.info: ServerInfo | None = None
-        self._schema_events = SchemaChangeEvents(self.prefix, "mysql", self._tables.source_schema)
+        self._schema_events = SchemaChangeEvents(self.topics.schema_change_topic(), "mysql", self._tables.source_schema)
         self._conn: pymysql.connections.Connection | None = None  # queries beside the stream
         self._stopping = False
 
@@ -239,7 +240,8 @@ class MySqlSource:
         self.info = info = server_checks(conn, self.settings)
         self._tables.connected(info)
         self._history.server = info
-        self._schema_events = SchemaChangeEvents(self.prefix, info.flavor, self._tables.source_schema)
+        self._schema_events = SchemaChangeEvents(self.topics.schema_change_topic(), info.flavor,
+                                                 self._tables.source_schema)
         return conn
 
     def _server(self) -> ServerInfo:

@@ -25,7 +25,7 @@ from cdc.core.columns import ColumnStage, source_column
 from cdc.core.envelope import TableEnvelope
 from cdc.core.filters import resolve_key_columns
 from cdc.core.schema import Table
-from cdc.core.topics import table_topic
+from cdc.core.topics import TopicNaming
 from cdc.sources.mysql.capture import CaptureFilter
 from cdc.sources.mysql.connection import ServerInfo
 from cdc.sources.mysql.ddl import MySqlSchema
@@ -46,7 +46,7 @@ class TableState:
         self,
         table: Table,
         *,
-        topic_prefix: str,
+        topics: TopicNaming,
         source_schema: dict[str, Any],
         modes: TypeModes,
         columns_stage: ColumnStage,
@@ -94,10 +94,12 @@ class TableState:
         key_names = [k for k in key_names if k in by_name]  # a key column of a type Debezium cannot represent
         described = [source_column(c) for c in table.columns if c.name in by_name and c.name not in hidden]
         self.stage = columns_stage.table((self.qualified,), described, by_name, hidden=hidden, converted=converted)
+        topic_names = topics.table(self.database, None, self.name)  # Debezium's MySQL table ids have no schema
         self.envelope = TableEnvelope(
-            topic=table_topic(topic_prefix, self.database, self.name),
+            topic=topic_names.topic,
             table_id=self.qualified,
-            schema_name_prefix=f"{topic_prefix}.{self.database}.{self.name}",
+            schema_name_prefix=topic_names.schema_prefix,
+            key_field=topic_names.key_field,
             key_fields=[by_name[k] for k in key_names],
             value_fields=[f for f in fields if f["field"] not in hidden],
             source_schema=source_schema,
@@ -155,9 +157,9 @@ class TableState:
 class TableCatalog:
     """The schema model in use and the decoding state of each table it knows."""
 
-    def __init__(self, config: Config, *, prefix: str, capture: CaptureFilter, columns: ColumnStage,
+    def __init__(self, config: Config, *, topics: TopicNaming, capture: CaptureFilter, columns: ColumnStage,
                  key_spec: dict[str, list[str]]) -> None:
-        self.prefix = prefix
+        self.topics = topics
         self.capture = capture
         self.columns = columns
         self.key_spec = key_spec
@@ -210,7 +212,7 @@ class TableCatalog:
             assert self.schema is not None
             model = self.schema.table(database, table)
             self._states[key] = None if model is None else TableState(
-                model, topic_prefix=self.prefix, source_schema=self.source_schema, modes=self.modes,
+                model, topics=self.topics, source_schema=self.source_schema, modes=self.modes,
                 columns_stage=self.columns, key_spec=self.key_spec)
         return self._states[key]
 

@@ -42,6 +42,7 @@ from cdc.core.snapshot_mode import Decision, Plan, decide
 from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt, is_slot_pending, slot_pending_offset
 from cdc.core.snapshot_selection import OVERRIDES_FIX, PARALLEL_SNAPSHOT
 from cdc.core.source import SourceSettings
+from cdc.core.topics import POSTGRES_LAYOUT
 from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres import parallel
 from cdc.sources.postgres import pgoutput as po
@@ -89,7 +90,7 @@ class PostgresSource:
         config.declare(CORE_OPTIONS).declare(POSTGRES_OPTIONS)
         self.config = config
         self.settings = ConnectionSettings.from_config(config)
-        common = SourceSettings.from_config(config)
+        common = SourceSettings.from_config(config, POSTGRES_LAYOUT)
         self._snapshot_mode: str = config.get("snapshot.mode")
         self._resumable: bool = config.get("snapshot.resumable")
         modes = TypeModes.from_config(config)
@@ -101,7 +102,7 @@ class PostgresSource:
         self._server: ServerInfo | None = None  # known once the server is checked
         self._connections = Connections(self.settings, lambda: self._stopping)
         types = TypeRegistry(self._connections.catalog)
-        self._states = TableStates(topic_prefix=common.prefix, types=types, modes=modes,
+        self._states = TableStates(topics=common.topics, types=types, modes=modes,
                                    columns=common.columns, key_spec=common.key_spec,
                                    unavailable_placeholder=config.get("unavailable.value.placeholder"))
         signals = SignalSettings.from_config(config)
@@ -146,7 +147,7 @@ class PostgresSource:
             per_event_ids=config.get("transaction.id.mode") == "debezium",
             binary_mode=self._states.modes.binary_handling_mode, signal_table=self._signals.settings.signal_table,
             heartbeat_query=config.get("heartbeat.action.query"), message_prefixes=message_prefix_filter(config))
-        heartbeat = Heartbeat(common.prefix, config.get("heartbeat.topics.prefix"), config.get("heartbeat.interval.ms"))
+        heartbeat = Heartbeat(common.prefix, common.topics.heartbeat_topic(), config.get("heartbeat.interval.ms"))
         return Streamer(settings, self._connections, describe=self._relations.describe,
                         forget_type=types.invalidate, emitter=ChangeEmitter.from_settings(common),
                         heartbeat=heartbeat, signals=self._signals, retry=self.settings.retry,

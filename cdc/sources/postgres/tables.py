@@ -15,7 +15,7 @@ from cdc.core import connect
 from cdc.core.columns import ColumnStage, SourceColumn
 from cdc.core.envelope import TableEnvelope
 from cdc.core.filters import resolve_key_columns
-from cdc.core.topics import table_topic
+from cdc.core.topics import TopicNaming
 from cdc.sources.postgres.catalog import CatalogTable
 from cdc.sources.postgres.defaults import NO_DEFAULT, default_value, zero
 from cdc.sources.postgres.jdbc import source_column
@@ -57,7 +57,7 @@ class TableState:
         catalog: CatalogTable,
         columns: Sequence[ColumnType],
         *,
-        topic_prefix: str,
+        topics: TopicNaming,
         types: TypeRegistry,
         modes: TypeModes,
         columns_stage: ColumnStage,
@@ -127,10 +127,12 @@ class TableState:
         key_fields = [by_name[k] for k in key_names]
         self.stage = columns_stage.table((self.qualified,), [c for c in described if c.name not in hidden], by_name,
                                          hidden=hidden, converted=converted)
+        topic_names = topics.table(None, self.schema, self.name)  # Debezium's PostgreSQL table ids have no catalog
         self.envelope = TableEnvelope(
-            topic=table_topic(topic_prefix, self.schema, self.name),
+            topic=topic_names.topic,
             table_id=self.qualified,
-            schema_name_prefix=f"{topic_prefix}.{self.schema}.{self.name}",
+            schema_name_prefix=topic_names.schema_prefix,
+            key_field=topic_names.key_field,
             key_fields=key_fields,
             value_fields=[f for f in fields if f["field"] not in hidden],
             source_schema=SOURCE_SCHEMA,
@@ -219,10 +221,10 @@ class RowFormat:
 
 @dataclass(frozen=True)
 class TableStates:
-    """The :class:`TableState` of a table version under this pipeline's options (topic prefix, type
+    """The :class:`TableState` of a table version under this pipeline's options (topic naming, type
     modes, the column options, message.key.columns, the unavailable-value placeholder)."""
 
-    topic_prefix: str
+    topics: TopicNaming
     types: TypeRegistry
     modes: TypeModes
     columns: ColumnStage
@@ -231,6 +233,6 @@ class TableStates:
 
     def __call__(self, table: CatalogTable, columns: Sequence[ColumnType] | None = None) -> TableState:
         """``columns``: as a Relation message lists them (default: the catalog's)."""
-        return TableState(table, table.columns if columns is None else columns, topic_prefix=self.topic_prefix,
+        return TableState(table, table.columns if columns is None else columns, topics=self.topics,
                           types=self.types, modes=self.modes, columns_stage=self.columns,
                           key_spec=self.key_spec, unavailable_placeholder=self.unavailable_placeholder)

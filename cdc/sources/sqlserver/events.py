@@ -112,7 +112,7 @@ class EventBuilder:
         elif change.op == "d":
             assert before is not None
             emit.delete(out, envelope, before, source(change.event_serial_no), position, ts)
-        elif change.op == "k" and envelope.key_schema is None:
+        elif change.op == "k" and not state.key_names:
             # no key to change (a keyless table): a plain delete and insert at one change LSN
             assert before is not None and after is not None
             if not change.delete_delivered:

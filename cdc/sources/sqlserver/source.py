@@ -39,7 +39,7 @@ from cdc.core.snapshot_mode import Plan, decide, normalize
 from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt
 from cdc.core.snapshot_selection import OVERRIDES_FIX, PARALLEL_SNAPSHOT, TableName
 from cdc.core.source import SourceSettings
-from cdc.core.topics import sanitize_topic
+from cdc.core.topics import SQLSERVER_LAYOUT
 from cdc.sources.sqlserver import catalog, parallel
 from cdc.sources.sqlserver.changes import Position
 from cdc.sources.sqlserver.config import SNAPSHOT_MODES, SQLSERVER_OPTIONS
@@ -112,9 +112,9 @@ class SqlServerSource:
         self.settings = ConnectionSettings.from_config(config)
         self._connect: Connect = connect or (lambda db: OdbcConnection(self.settings, db))
         self.clock = clock or time.time_ns
-        self._common = SourceSettings.from_config(config)
+        self._common = SourceSettings.from_config(config, SQLSERVER_LAYOUT)
         self.modes = TypeModes.from_config(config)
-        self.schema_changes = (SchemaChangeEvents(sanitize_topic(self.prefix), "sqlserver", SOURCE_SCHEMA)
+        self.schema_changes = (SchemaChangeEvents(self._common.topics.schema_change_topic(), "sqlserver", SOURCE_SCHEMA)
                                if config.get("include.schema.changes") else None)
         self._conns: list[QueryLayer] = []
         self._stopping = False
@@ -130,7 +130,7 @@ class SqlServerSource:
                                  offset=self._offset, stopping=lambda: self._stopping, clock=self.clock,
                                  sleep=sleep or time.sleep, poll_s=config.get("poll.interval.ms") / 1000,
                                  end_idle_s=config.get("transaction.end.idle.ms") / 1000,
-                                 heartbeat=Heartbeat(self.prefix, config.get("heartbeat.topics.prefix"),
+                                 heartbeat=Heartbeat(self.prefix, self._common.topics.heartbeat_topic(),
                                                      config.get("heartbeat.interval.ms")))
 
     # ---- the Source contract ----------------------------------------------------------------
@@ -286,7 +286,7 @@ class SqlServerSource:
         return conn
 
     def _state(self, instance: CaptureInstance) -> TableState:
-        return TableState(instance, topic_prefix=self.prefix, modes=self.modes,
+        return TableState(instance, topics=self._common.topics, modes=self.modes,
                           columns=self._common.columns, key_spec=self._common.key_spec)
 
     def _builder(self, database: str) -> EventBuilder:

@@ -16,7 +16,7 @@ from cdc.core.columns import ColumnStage, source_column
 from cdc.core.envelope import TableEnvelope
 from cdc.core.filters import resolve_key_columns
 from cdc.core.schema import Table, TableId
-from cdc.core.topics import table_topic
+from cdc.core.topics import TopicNaming
 from cdc.sources.sqlserver.lsn import Lsn
 from cdc.sources.sqlserver.source_info import SOURCE_SCHEMA
 from cdc.sources.sqlserver.types import SqlColumn, TypeModes, converter, field_schema, table_column
@@ -109,7 +109,7 @@ _NO_DEFAULT = object()
 class TableState:
     """Decoding of one capture instance's rows into Debezium row structs."""
 
-    def __init__(self, instance: CaptureInstance, *, topic_prefix: str, modes: TypeModes,
+    def __init__(self, instance: CaptureInstance, *, topics: TopicNaming, modes: TypeModes,
                  columns: ColumnStage, key_spec: dict[str, list[str]]) -> None:
         self.instance = instance
         db, schema, name = instance.database, instance.schema, instance.table
@@ -146,10 +146,12 @@ class TableState:
         described = [table_column(c) for c in kept]
         self.stage = columns.table(table_ids, [source_column(c) for c in described if c.name not in hidden], by_name,
                                    hidden=hidden, converted=converted)
+        topic_names = topics.table(db, schema, name)
         self.envelope = TableEnvelope(
-            topic=table_topic(topic_prefix, db, schema, name),
+            topic=topic_names.topic,
             table_id=self.data_collection,
-            schema_name_prefix=f"{topic_prefix}.{db}.{schema}.{name}",
+            schema_name_prefix=topic_names.schema_prefix,
+            key_field=topic_names.key_field,
             key_fields=[by_name[k] for k in key_names],
             value_fields=[f for f in fields if f["field"] not in hidden],
             source_schema=SOURCE_SCHEMA,
