@@ -157,7 +157,6 @@ BY_CONNECTOR: dict[str, dict[str, Treatment]] = {
         "offset.mismatch.strategy": Refused(_LATER),
         "schema.refresh.mode": Refused(_LATER + " (the columns of a table are read again when pgoutput describes "
                                        "it anew, as columns_diff, the default, does)"),
-        "slot.failover": Refused(_LATER),
         "slot.stream.params": Refused(_LATER),
         "xmin.fetch.interval.ms": Refused(_LATER),
         "snapshot.isolation.mode": Refused(_LATER + " (the snapshot reads in the slot's exported snapshot, "

@@ -304,3 +304,34 @@ def test_an_offset_of_another_server_is_refused(pg_db: dict[str, str], tmp_path:
     error = run_until_error(pg_db, tmp_path)
     assert isinstance(error, OffsetStoreError)
     assert "written on another server (postgres:7000000000000000001" in str(error)
+
+
+def test_an_offset_of_another_branch_of_the_cluster_is_refused(pg_db: dict[str, str], tmp_path: Path) -> None:
+    """Offsets carry the primary's timeline too: one of a timeline this server's history does not hold (the old
+    primary after a failover, another promoted standby) is refused, although the system identifier is the same."""
+    sql(pg_db, "CREATE TABLE x (id int PRIMARY KEY)", "INSERT INTO x VALUES (1)")
+    with Pipeline(pg_db, tmp_path / "o.json") as p:
+        p.wait_count(1, topic="dbz.public.x")
+    stored = json.loads((tmp_path / "o.json").read_text())
+    offset = stored["offsets"]["test"]
+    with psycopg.connect(pg_db["dsn"]) as conn:
+        timeline = conn.execute("SELECT timeline_id FROM pg_control_checkpoint()").fetchone()[0]
+    assert offset["server_timeline"] == timeline
+    offset["server_timeline"] = timeline + 5
+    (tmp_path / "o.json").write_text(json.dumps(stored))
+    error = run_until_error(pg_db, tmp_path)
+    assert isinstance(error, OffsetStoreError)
+    assert f"written on timeline {timeline + 5} of this cluster, which is not in the history" in str(error)
+    assert "point database.hostname at the server that was promoted" in str(error)
+
+
+def test_a_failover_slot_needs_postgres_17(pg_db: dict[str, str], tmp_path: Path) -> None:
+    with psycopg.connect(pg_db["dsn"]) as conn:
+        version = conn.info.server_version
+    if version >= 170000:
+        return  # this server has failover slots: tests/faults/test_pg_failover.py uses them
+    sql(pg_db, "CREATE TABLE x (id int PRIMARY KEY)")
+    error = run_until_error({**pg_db, "slot.failover": "true"}, tmp_path)
+    assert isinstance(error, SourceError)
+    assert "slot.failover=true needs PostgreSQL 17 or later" in str(error) and "fix: set slot.failover=false" \
+        in str(error)

@@ -112,8 +112,10 @@ class Visibility:
         return xid < self.xmin or (xid < self.xmax and xid not in self.in_progress)
 
 
-_VISIBILITY = ("SELECT pg_snapshot_xmin(s)::text, pg_snapshot_xmax(s)::text, "
-               "ARRAY(SELECT pg_snapshot_xip(s))::text[], pg_current_wal_lsn() - '0/0' FROM pg_current_snapshot() s")
+# On a standby the WAL position is how far it replayed (its snapshot shows what it replayed).
+_VISIBILITY = ("SELECT pg_snapshot_xmin(s)::text, pg_snapshot_xmax(s)::text, ARRAY(SELECT pg_snapshot_xip(s))::text[], "
+               "CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END - '0/0' "
+               "FROM pg_current_snapshot() s")
 
 
 class PgChunkReader:

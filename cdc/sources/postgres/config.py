@@ -58,6 +58,10 @@ POSTGRES_OPTIONS: tuple[Option, ...] = (
            choices=("pgoutput",)),
     Option("slot.name", str, "debezium", "Name of the logical replication slot.", validator=_slot_name),
     Option("slot.drop.on.stop", bool, False, "Drop the slot when the pipeline stops cleanly (tests, demos)."),
+    Option("slot.failover", bool, False, "Create the slot as a failover slot (PostgreSQL 17+; this pipeline's "
+           "existing slot is altered): standbys with sync_replication_slots=on keep a copy of it, and after a "
+           "standby's promotion the pipeline streams on from that copy, without a new snapshot. Warned while the "
+           "primary lists no standby in synchronized_standby_slots; refused on older servers and on a standby."),
     Option("slot.takeover", bool, False, "Use a slot that exists although this pipeline has no stored offset (another "
            "consumer's, such as a paused Debezium connector's, or one whose offsets were lost): dropped and "
            "created again for a snapshot, else streamed from its position. Its other consumer loses its place. "

@@ -43,7 +43,21 @@ def lost_slot_error(slot: str) -> SourceError:
 def explain(error: BaseException, slot: str) -> CdcError | None:
     """The lost-slot error when ``error`` is the server refusing an invalidated slot, else None."""
     text = str(error).lower()
-    return lost_slot_error(slot) if any(s in text for s in _INVALIDATED) else None
+    if not any(s in text for s in _INVALIDATED):
+        return None
+    return conflict_error(slot) if "conflict" in text else lost_slot_error(slot)
+
+
+def conflict_error(slot: str) -> SourceError:
+    """A standby invalidated the slot: its primary removed catalog rows, or lowered wal_level, that it needed."""
+    return SourceError(
+        f"the standby invalidated replication slot {slot!r} (a conflict with recovery): its primary removed catalog "
+        "rows the slot still needed (or its wal_level fell below logical), so the changes after the slot's last "
+        "confirmed position cannot be decoded any more",
+        fix=f"take a new snapshot: drop the slot (cdc slots CONFIG --drop {slot}) and restart with "
+            "snapshot.mode=when_needed; to keep it from happening again, set hot_standby_feedback = on and a "
+            "primary_slot_name (a physical slot of the primary) on the standby",
+    )
 
 
 def slot_findings(state: Any, max_retained: int = 0, *, running: bool = False, action: str = "warn") -> list[Finding]:

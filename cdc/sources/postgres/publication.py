@@ -41,9 +41,11 @@ class Publication:
         """The tables the filters let through (never the signal table), published or not."""
         return [t for t in tables if self._filter(t.qualified) and t.qualified != self._signal_table]
 
-    def prepare(self, everything: list[cat.CatalogTable], *, ours: bool) -> list[cat.CatalogTable]:
+    def prepare(self, everything: list[cat.CatalogTable], *, ours: bool, standby: bool = False
+                ) -> list[cat.CatalogTable]:
         """The captured tables, the publication made to hold them (and the signal table) first.
-        ``ours``: this pipeline has a stored offset, so the publication of its name is its own."""
+        ``ours``: this pipeline has a stored offset, so the publication of its name is its own; ``standby``: the
+        server is a standby, where it must exist already (made on the primary), holding them."""
         conn = self._catalog()
         tables = self.included(everything)
         if not self._filter.is_open:
@@ -55,8 +57,10 @@ class Publication:
             assert self._signal_table is not None
             chunks.check_signal_table(conn, self._signal_table)
             to_publish = tables + [t for t in everything if t.qualified == self._signal_table]
-        cat.ensure_publication(conn, self.name, self._autocreate_mode, to_publish, may_alter=ours or self._takeover,
-                               via_root=self._via_root)
+        if standby:
+            self._require_on_standby(conn, to_publish)
+        cat.ensure_publication(conn, self.name, self._autocreate_mode, to_publish,
+                               may_alter=(ours or self._takeover) and not standby, via_root=self._via_root)
         published = cat.publication_tables(conn, self.name) or set()
         if self._signal_source and self._signal_table not in published:
             schema, _, name = (self._signal_table or "").partition(".")
@@ -67,6 +71,26 @@ class Publication:
         tables = [t for t in tables if t.qualified in published]
         self._captured = {t.qualified: t for t in tables}
         return tables
+
+    def _require_on_standby(self, conn: psycopg.Connection, tables: list[cat.CatalogTable]) -> None:
+        """A standby is read-only: a publication missing there, or (filtered) lacking captured tables, can only be
+        made on the primary, whose changes the standby replays."""
+        published = cat.publication_tables(conn, self.name)
+        name = pg_identifier(self.name)
+        listed = ", ".join(pg_table(t.schema, t.name) for t in tables) or "..."
+        if published is None:
+            statement = (f"CREATE PUBLICATION {name} FOR ALL TABLES;" if self._autocreate_mode == "all_tables"
+                         else f"CREATE PUBLICATION {name} FOR TABLE {listed};")
+            raise SourceError(f"publication {self.name!r} does not exist on this standby, and cdc cannot create it "
+                              "here (a standby is read-only)",
+                              fix=f"on the primary: {statement} (the standby replays it); or point database.hostname "
+                                  "at the primary")
+        missing = [t for t in tables if t.qualified not in published]
+        if self._autocreate_mode == "filtered" and missing:
+            raise SourceError(f"publication {self.name!r} lacks {[t.qualified for t in missing]}, and cdc cannot "
+                              "change it on this standby (a standby is read-only)",
+                              fix=f"on the primary: ALTER PUBLICATION {name} ADD TABLE "
+                                  f"{', '.join(pg_table(t.schema, t.name) for t in missing)};")
 
     def refresh(self, everything: list[cat.CatalogTable]) -> list[cat.CatalogTable]:
         """The captured tables as the catalog read again describes them (their keys may have changed)."""

@@ -25,6 +25,7 @@ import psycopg
 from psycopg import pq
 
 from cdc.core.errors import CdcError, RetriableSourceError, SourceError
+from cdc.sources.postgres import guards
 from cdc.sources.postgres.pgoutput import PG_EPOCH_OFFSET_US, format_lsn
 
 log = logging.getLogger(__name__)
@@ -206,6 +207,15 @@ def replication_error(message: str, slot: str) -> CdcError:
     if "publication" in low and "does not exist" in low:
         return SourceError(text,
                            fix="create the publication, or set publication.autocreate.mode=all_tables or filtered")
+    if (lost := guards.explain(Exception(text), slot)) is not None:  # never readable again: not retried
+        return SlotMissingError(lost.message, fix=lost.fix)
+    if "logical decoding on standby requires" in low:  # wal_level of the primary (PostgreSQL 16+)
+        return SourceError(text, fix="on the primary: ALTER SYSTEM SET wal_level = logical; then restart it")
+    if "being synchronized from the primary" in low:  # a standby's copy of a failover slot, before its promotion
+        return RetriableSourceError(
+            f"replication slot {slot!r} is a standby's copy of the primary's failover slot: {text}",
+            fix="promote the standby if the primary failed (cdc retries meanwhile); else point database.hostname "
+                "back at the primary")
     if "requested wal segment" in low and "removed" in low:
         return SlotMissingError(text, fix="the WAL needed was removed; re-snapshot with snapshot.mode=when_needed")
     return RetriableSourceError(f"replication stream broke: {text}", fix="the source reconnects; check the server log")

@@ -44,7 +44,7 @@ from cdc.core.snapshot_selection import OVERRIDES_FIX, PARALLEL_SNAPSHOT
 from cdc.core.source import SourceSettings
 from cdc.core.topics import POSTGRES_LAYOUT
 from cdc.sources.postgres import catalog as cat
-from cdc.sources.postgres import parallel
+from cdc.sources.postgres import failover, parallel
 from cdc.sources.postgres import pgoutput as po
 from cdc.sources.postgres.blocking import BlockingReads
 from cdc.sources.postgres.config import POSTGRES_OPTIONS, message_prefix_filter
@@ -113,7 +113,8 @@ class PostgresSource:
             via_root=config.get("publish.via.partition.root"))
         self._slot = ReplicationSlot(config.get("slot.name"), self._connections, takeover=config.get("slot.takeover"),
                                      max_retries=config.get("slot.max.retries"),
-                                     retry_delay_s=config.get("slot.retry.delay.ms") / 1000)
+                                     retry_delay_s=config.get("slot.retry.delay.ms") / 1000,
+                                     failover=config.get("slot.failover"))
         self._replica_identities = ReplicaIdentities(config.get("replica.identity.autoset.values"))
         self._relations = Relations(self._states, common.table_filter, self._connections.catalog, self._rows)
         self._signals = self._make_signals(signals, common)
@@ -151,7 +152,7 @@ class PostgresSource:
         return Streamer(settings, self._connections, describe=self._relations.describe,
                         forget_type=types.invalidate, emitter=ChangeEmitter.from_settings(common),
                         heartbeat=heartbeat, signals=self._signals, retry=self.settings.retry,
-                        stopping=lambda: self._stopping, rows=self._rows)
+                        stopping=lambda: self._stopping, rows=self._rows, read_server=self._read_server)
 
     # ---- rows as the compiled codec's (cdc.core.source.NativeRows, EncodedBatches) -----------------
 
@@ -217,15 +218,17 @@ class PostgresSource:
         """Check the server, find the captured tables, make sure the publication holds them; the slot.
         ``ours``: this pipeline has a stored offset, so the slot and publication of its names are its own."""
         conn = self._connections.catalog()
-        self._server = ServerInfo.read(conn, self.settings.user, self.settings.dbname)
+        self._server = self._read_server()
         everything = cat.read_tables(conn)
-        tables = self._publication.prepare(everything, ours=ours)
+        tables = self._publication.prepare(everything, ours=ours, standby=self._server.standby)
         if self._replica_identities.apply(conn, tables):  # replica.identity.autoset.values: keys may change
             everything = cat.read_tables(conn)
             tables = self._publication.refresh(everything)
         self._relations.remember(everything)
         warn_about_keys(tables)
-        return tables, self._slot.inspect(ours)
+        slot = self._slot.inspect(ours)
+        failover.check(conn, self._server, self._slot.name, failover=self._slot.failover)
+        return tables, slot
 
     def _run(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
         tables, slot = self._prepare(ours=offset is not None)
@@ -241,7 +244,7 @@ class PostgresSource:
             offset = None
         if offset is not None:
             PgPosition.from_offset(offset)  # refuse another connector's offset before anything else
-            self._server.check(offset)
+            offset = self._server.check(offset)  # after a failover: where it continues on the promoted standby
         decision = decide(self._snapshot_mode, offset, log_reaches=slot.exists)
         log.info("start: %s (%s)", decision.plan.value, decision.reason)
         if decision.plan is Plan.NOTHING:
@@ -269,6 +272,15 @@ class PostgresSource:
             return
         yield from self._streamer.stream(start, self._server)
 
+    def _read_server(self) -> ServerInfo:
+        return ServerInfo.read(self._connections.catalog(), self.settings.user, self.settings.dbname,
+                               self._connections.replication)
+
+    @property
+    def _standby(self) -> bool:
+        """The server is a standby (known once checked): the slot is made there, waiting for its primary."""
+        return self._server is not None and self._server.standby
+
     def _is_stopping(self) -> bool:
         return self._stopping
 
@@ -285,9 +297,9 @@ class PostgresSource:
         """SCHEMA / LOG_START: a slot made now, without a snapshot; STREAM: the slot there is, once free."""
         if not slot.exists:
             yield _slot_pending()
-            start_lsn, _ = self._slot.create(export=False, temporary=False)
+            start_lsn, _ = self._slot.create(export=False, temporary=False, standby=self._standby)
             return {"lsn": start_lsn, "txId": None, "ts_usec": None}
-        self._slot.wait_free(slot)
+        self._slot.acquire(slot)
         if not decision.uses_offset or offset is None:
             return {"lsn": slot.confirmed_flush_lsn or 0, "txId": None, "ts_usec": None}
         return offset
@@ -296,7 +308,7 @@ class PostgresSource:
                          offset: dict[str, Any]) -> Generator[Batch, None, dict[str, Any] | None]:
         """A resumable snapshot goes on from its last chunk, as the tables are now (its exported snapshot is gone)."""
         assert self._server is not None
-        self._slot.wait_free(slot)
+        self._slot.acquire(slot)
         progress = offset["snapshot_progress"]
         log.info("resuming the initial snapshot (snapshot.resumable): %d table(s) left",
                  len(progress.get("tables") or ()))
@@ -317,7 +329,7 @@ class PostgresSource:
             yield _slot_pending()
         else:
             yield Batch([], attempt_offset(attempt), commit_now=True)
-        start_lsn, snapshot_name = self._slot.create(export=True, temporary=temporary)
+        start_lsn, snapshot_name = self._slot.create(export=True, temporary=temporary, standby=self._standby)
         if resumable:
             return (yield from self._snapshotter.resumable(tables, snapshot_name, start_lsn, self._server, None))
         if self._resumable:
@@ -340,7 +352,7 @@ class PostgresSource:
         self._selection.refuse_overrides(PARALLEL_SNAPSHOT, OVERRIDES_FIX)
         if slot.exists:
             self._slot.drop_for_snapshot(slot, "recreating it")
-        lsn, snapshot = self._slot.create(export=True, temporary=False)
+        lsn, snapshot = self._slot.create(export=True, temporary=False, standby=self._standby)
         read = [t for t in tables if self._selection.snapshots((None, t.schema, t.name))]
         return self._parallel.plan(read, lsn, snapshot, chunk_rows)
 

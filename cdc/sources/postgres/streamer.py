@@ -5,7 +5,9 @@
     the socket drained (or idle): heartbeat, signal channels, a queued blocking snapshot (streaming
         waits), the next incremental chunk -- never inside a transaction -- then the batch goes out
         with the offset after its last event (signaling.py acts on the signals)
-    a transient error: reconnect (cdc.core.retry) and go on from the last offset handed out
+    a transient error: reconnect (cdc.core.retry) and go on from the last offset handed out, if the server is
+        still the one the run started on (a name that now leads to another one, as a DNS switch in a failover
+        does: the source starts again, to check the offset against it)
     acknowledge(offset) -> standby status update: the server may release WAL before it
 """
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any, Protocol
 import psycopg
 
 from cdc.core.emitter import ChangeEmitter
+from cdc.core.errors import RetriableSourceError, SourceError
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.retry import RetryPolicy
@@ -32,6 +35,10 @@ from cdc.sources.postgres.tables import RowFormat, TableState
 log = logging.getLogger(__name__)
 
 IDLE_S = 0.5
+
+
+class ServerChangedError(SourceError):
+    """A reconnection reached another server: the source starts again (the engine's retry), to check it."""
 
 
 @dataclass(frozen=True)
@@ -74,8 +81,10 @@ class Streamer:
     def __init__(self, settings: StreamSettings, connections: Connections, *,
                  describe: Callable[[po.Relation], TableState | None], forget_type: Callable[[int], None],
                  emitter: ChangeEmitter, heartbeat: Heartbeat, signals: StreamSignals, retry: RetryPolicy,
-                 stopping: Callable[[], bool], rows: RowFormat | None = None) -> None:
+                 stopping: Callable[[], bool], rows: RowFormat | None = None,
+                 read_server: Callable[[], ServerInfo] | None = None) -> None:
         self.settings = settings
+        self._read_server = read_server  # the server as it is now, checked again after a reconnection
         self._rows = rows or RowFormat()
         self._connections = connections
         self._describe = describe
@@ -86,6 +95,7 @@ class Streamer:
         self._retry = retry
         self._stopping = stopping
         self._server: ServerInfo | None = None
+        self._opened = False  # the stream was opened once in this run: a later opening is a reconnection
         self._stream: ReplicationStream | None = None
         self._changes: ChangeStream | None = None
         self._position: dict[str, Any] | None = None  # offset after the last event handed out
@@ -110,8 +120,12 @@ class Streamer:
         """Stream from ``offset``; reconnect on transient errors without repeating delivered events."""
         self._position = dict(offset)
         self._server = server
-        yield from self._retry.resumed("streaming from the replication slot", self._stream_once, self._reset,
-                                       self._stopping)
+        self._opened = False
+        try:
+            yield from self._retry.resumed("streaming from the replication slot", self._stream_once, self._reset,
+                                           self._stopping)
+        except ServerChangedError as exc:  # not retried here, where the offset would go unchecked: by the engine
+            raise RetriableSourceError(exc.message, fix=exc.fix) from None
 
     def _reset(self) -> None:
         self._connections.drop()
@@ -128,6 +142,9 @@ class Streamer:
         return stream
 
     def _stream_once(self) -> Iterator[Batch]:
+        if self._opened:
+            self._check_same_server()
+        self._opened = True
         resume = PgPosition.from_offset(self._position or {})
         stream = self._start_replication(resume.lsn)
         self._stream = stream
@@ -161,6 +178,18 @@ class Streamer:
                 events = []
                 if self._stopping():
                     return
+
+    def _check_same_server(self) -> None:
+        assert self._server is not None
+        if self._read_server is None:
+            return
+        now = self._read_server()
+        if not self._server.same_server(now):
+            raise ServerChangedError(
+                f"after reconnecting, database.hostname leads to another server than before ({now.describe()}; "
+                f"before: {self._server.describe()}; a failover?): the source starts again, so that the stored "
+                "offset is checked against it",
+                fix="nothing to do after a failover to a promoted standby; else check database.hostname")
 
     def _handover_runs(self, changes: ChangeStream) -> Iterator[Batch]:
         """The runs of rows encoded in one call, each after the events before it, with the position after
