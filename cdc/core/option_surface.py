@@ -147,6 +147,8 @@ TREATMENTS: dict[str, Treatment] = {
 # Where a connector's option means something else than the shared one, or exists for it alone.
 BY_CONNECTOR: dict[str, dict[str, Treatment]] = {
     POSTGRES: {
+        "include.schema.comments": Mapped("Debezium's PostgreSQL connector puts no comment in its events either "
+                                          "(checked against 3.6.1: tests/conformance/workloads/pg_comments.sql)"),
         "database.sslfactory": Refused(f"{_JAVA_CLASS} (pgjdbc's SSL socket factory)",
                                        "give the certificates with database.sslrootcert, database.sslcert and "
                                        "database.sslkey"),
