@@ -369,3 +369,24 @@ def test_what_a_standby_cannot_do(shared_pair: Pair, version: str, tmp_path: Pat
     text = cdc.wait_failed(60)
     assert "slot.failover=true, but database.hostname names a standby" in text, text[-3000:]
     source.sql("DROP TABLE t", f'DROP PUBLICATION "{source.publication}"')
+
+
+@pytest.mark.parametrize("version", ON_17)
+def test_an_existing_slot_becomes_a_failover_slot(shared_pair: Pair, version: str, tmp_path: Path) -> None:
+    """slot.failover turned on for a pipeline whose slot exists: altered at its next start, on the primary."""
+    pair = shared_pair
+    source = pair.source(pair.primary)
+    source.create_table(10)
+    cdc = Cdc(source, tmp_path)
+    cdc.start()
+    assert cdc.wait_log(source.streaming_marker), cdc.tail()
+    cdc.stop()
+    failover_of = "SELECT failover FROM pg_replication_slots WHERE slot_name = %s"
+    assert pair.query(pair.primary, failover_of, (source.slot,)) is False
+    cdc.start(**{"slot.failover": "true"})
+    assert cdc.wait_log(source.streaming_marker), cdc.tail()
+    cdc.stop()
+    assert f"replication slot {source.slot} is now a failover slot" in cdc.run.text(), cdc.tail()
+    assert pair.query(pair.primary, failover_of, (source.slot,)) is True
+    source.sql(f"SELECT pg_drop_replication_slot('{source.slot}')", "DROP TABLE t",
+               f'DROP PUBLICATION "{source.publication}"')
