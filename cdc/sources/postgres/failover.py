@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
 
 import psycopg
 
@@ -29,23 +28,12 @@ FAILOVER_SINCE = 170000
 STANDBY_SINCE = 160000
 
 
-@dataclass(frozen=True)
-class SlotFlags:
-    """What pg_replication_slots says of a slot beyond catalog.SlotInfo (columns of PostgreSQL 17)."""
-
-    failover: bool = False
-    synced: bool = False  # a copy a standby keeps of its primary's failover slot
-    temporary: bool = False
-
-    @classmethod
-    def read(cls, conn: psycopg.Connection, slot: str) -> SlotFlags | None:
-        """None: no such slot. to_jsonb: the columns each version has."""
-        row = conn.execute("SELECT to_jsonb(s)::text FROM pg_replication_slots s WHERE slot_name = %s",
-                           (slot,)).fetchone()
-        if row is None:
-            return None
-        found = json.loads(row[0])
-        return cls(bool(found.get("failover")), bool(found.get("synced")), bool(found.get("temporary")))
+def synced_copy(conn: psycopg.Connection, slot: str) -> bool:
+    """Whether ``slot`` is the copy a standby keeps of its primary's failover slot (pg_replication_slots.synced,
+    PostgreSQL 17; to_jsonb: the columns each version has)."""
+    row = conn.execute("SELECT to_jsonb(s)::text FROM pg_replication_slots s WHERE slot_name = %s",
+                       (slot,)).fetchone()
+    return row is not None and bool(json.loads(row[0]).get("synced"))
 
 
 def version_text(version: int) -> str:
@@ -54,21 +42,19 @@ def version_text(version: int) -> str:
 
 def check(conn: psycopg.Connection, server: ServerInfo, slot: str, *, failover: bool) -> None:
     """The server can serve this pipeline's slot as configured (module docstring); warnings logged."""
-    flags = SlotFlags.read(conn, slot)
     if server.standby:
-        _check_standby(conn, server, slot, flags, failover=failover)
+        _check_standby(conn, server, slot, failover=failover)
     elif failover:
         _check_failover(conn, server)
 
 
-def _check_standby(conn: psycopg.Connection, server: ServerInfo, slot: str, flags: SlotFlags | None, *,
-                   failover: bool) -> None:
+def _check_standby(conn: psycopg.Connection, server: ServerInfo, slot: str, *, failover: bool) -> None:
     if server.version < STANDBY_SINCE:
         raise SourceError(
             f"database.hostname names a standby (in recovery) of PostgreSQL {version_text(server.version)}: logical "
             "decoding on a standby needs PostgreSQL 16 or later",
             fix="point database.hostname at the primary, or upgrade the standby (and its primary) to 16 or later")
-    if flags is not None and flags.synced:
+    if synced_copy(conn, slot):
         raise RetriableSourceError(
             f"replication slot {slot!r} on this standby is the copy it keeps of the primary's failover slot: it "
             "can be read once the standby is promoted (cdc retries meanwhile)",
