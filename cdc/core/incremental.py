@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from cdc.core.notifications import INCREMENTAL_SNAPSHOT, SILENT, Notifier
 from cdc.core.records import ChangeEvent
 from cdc.core.signals import WINDOW_CLOSE, WINDOW_OPEN, new_id
 
@@ -55,16 +56,17 @@ class TableTask:
     max_key: list[Any] | None = None  # upper bound, read when the table starts
     last_key: list[Any] | None = None  # key of the last row of the last closed chunk
     started: bool = False
+    scanned: int = 0  # rows read so far (the notifications' total_rows_scanned)
 
     def to_dict(self) -> dict[str, Any]:
         return {"table": self.table, "condition": self.condition, "surrogate_key": self.surrogate_key,
                 "key_columns": self.key_columns, "max_key": self.max_key, "last_key": self.last_key,
-                "started": self.started}
+                "started": self.started, "scanned": self.scanned}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TableTask:
         return cls(data["table"], data.get("condition"), data.get("surrogate_key"), data.get("key_columns"),
-                   data.get("max_key"), data.get("last_key"), bool(data.get("started")))
+                   data.get("max_key"), data.get("last_key"), bool(data.get("started")), int(data.get("scanned") or 0))
 
 
 class ChunkReader(Protocol):
@@ -132,6 +134,8 @@ class IncrementalSnapshot:
     run: str = ""  # set by a reader that may replay (Spark): chunk ids and watermarks describe the chunks
     replay_run: str | None = None  # replaying: re-read the chunks of this run found in the log, start none
     replayed_chunks: int = 0
+    notifier: Notifier = SILENT  # Debezium's notifications (notification.enabled.channels), the coordinator's
+    _notes: list[ChangeEvent] = field(default_factory=list)  # handed out with the next watermark's events
 
     # ---- state in the offset --------------------------------------------------------------
 
@@ -172,6 +176,7 @@ class IncrementalSnapshot:
         if not self.tables and not self.paused:
             self.snapshot_id = new_id()
             self.chunk_no = 0
+            self._note("STARTED", data_collections=",".join(t.table for t in tasks))
         queued = {t.table for t in self.tables}
         for task in tasks:
             if task.table in queued:
@@ -188,6 +193,8 @@ class IncrementalSnapshot:
             self.window = None
         stopped = [t.table for t in self.tables if t.table in names]
         self.tables = [t for t in self.tables if t.table not in names]
+        if stopped:
+            self._note("ABORTED", data_collections=",".join(stopped))
         if not self.tables:
             self.paused = False
         log.info("incremental snapshot stopped for %s", ", ".join(stopped) or "nothing (none running)")
@@ -195,6 +202,7 @@ class IncrementalSnapshot:
     def pause(self) -> None:
         if self.tables:
             self.paused = True
+            self._note("PAUSED")
             log.info("incremental snapshot paused")
         else:
             log.info("pause-snapshot: no incremental snapshot is running")
@@ -202,6 +210,7 @@ class IncrementalSnapshot:
     def resume(self) -> None:
         if self.paused:
             self.paused = False
+            self._note("RESUMED")
             log.info("incremental snapshot resumed")
 
     # ---- chunks -----------------------------------------------------------------------------
@@ -227,6 +236,11 @@ class IncrementalSnapshot:
                 self.write_watermark(WINDOW_OPEN, chunk_id, self._open_data(task))
                 rows = self.reader.read(task, self.chunk_size)
                 last_key = rows[-1][0] if rows else task.last_key
+                task.scanned += len(rows)
+                self._note("IN_PROGRESS", current_collection_in_progress=task.table,
+                           maximum_key=_shown_key(task.max_key),
+                           data_collections=",".join(t.table for t in self.tables),
+                           last={"last_processed_key": _shown_key(last_key)})
                 self.write_watermark(WINDOW_CLOSE, chunk_id, {CHUNK_DATA: {
                     "to": last_key, "exhausted": len(rows) < self.chunk_size}} if self.run else None)
             except ChunkError as exc:
@@ -258,9 +272,14 @@ class IncrementalSnapshot:
                              "key_columns": task.key_columns, "max_key": task.max_key, "from": task.last_key}}
 
     def _finish(self, task: TableTask) -> None:
+        collections = ",".join(t.table for t in self.tables)
         if self.tables and self.tables[0] is task:
             self.tables.pop(0)
         log.info("incremental snapshot of %s done", task.table)
+        self._note("TABLE_SCAN_COMPLETED", scanned_collection=task.table, total_rows_scanned=str(task.scanned),
+                   data_collections=collections, status="SUCCEEDED")
+        if not self.tables:
+            self._note("COMPLETED")
         if self.on_table_done is not None:
             self.on_table_done(task.table)
 
@@ -286,12 +305,13 @@ class IncrementalSnapshot:
         """A watermark read from the stream; returns the events to emit now (at the close)."""
         if self.replay_run is not None:
             self._replay_watermark(kind, chunk_id, (data or {}).get(CHUNK_DATA))
+        notes, self._notes = self._notes, []
         window = self.window
         if window is None or window.chunk_id != chunk_id:
-            return []  # an earlier run's, or a stopped chunk's
+            return notes  # an earlier run's, or a stopped chunk's
         if kind == WINDOW_OPEN:
             window.open = True
-            return []
+            return notes
         if kind != WINDOW_CLOSE or not window.open:
             return []
         self.window = None
@@ -302,7 +322,13 @@ class IncrementalSnapshot:
         task.last_key = window.last_key
         if window.exhausted:
             self._finish(task)
-        return events
+        notes, self._notes = self._notes, []
+        return notes + events if not window.exhausted else events + notes
+
+    def _note(self, type_: str, last: dict[str, str] | None = None, **data: str) -> None:
+        """A notification of the incremental snapshot, handed out with the next watermark's events."""
+        if self.replay_run is None:  # a replayed window was notified when it was first read
+            self._notes += self.notifier.notify(INCREMENTAL_SNAPSHOT, type_, data, last)
 
     # ---- replay ----------------------------------------------------------------------------------
 
@@ -351,3 +377,10 @@ class IncrementalSnapshot:
         task.key_columns, task.max_key = chunk.get("key_columns"), chunk.get("max_key")
         task.last_key, task.started = chunk.get("from"), True
         return task
+
+
+def _shown_key(key: list[Any] | None) -> str:
+    """A chunk key as Debezium's notifications show it: the value of a one-column key, else the list."""
+    if not key:
+        return ""
+    return str(key[0]) if len(key) == 1 else "[" + ", ".join(map(str, key)) + "]"

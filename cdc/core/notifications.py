@@ -4,8 +4,11 @@ log lines, in Debezium's shape (``io.debezium.connector.common.Notification``).
 
 The initial snapshot's, as Debezium 3.6.1 writes them (tests/conformance/workloads/pg_notifications*.sql):
 ``STARTED``; per table ``IN_PROGRESS`` (the table now read) and ``TABLE_SCAN_COMPLETED`` (its row count);
-``COMPLETED``; or ``SKIPPED`` when a start takes no snapshot of the data. ``additional_data`` always holds
-``connector_name`` (the logical name, ``topic.prefix``); the records have no headers.
+``COMPLETED``; or ``SKIPPED`` when a start takes no snapshot of the data. An incremental snapshot's
+(cdc.core.incremental): ``STARTED``, ``IN_PROGRESS`` per chunk (its last key and the table's maximum key),
+``TABLE_SCAN_COMPLETED``, ``COMPLETED``, and ``PAUSED``, ``RESUMED``, ``ABORTED`` as signals ask.
+``additional_data`` always holds ``connector_name`` (the logical name, ``topic.prefix``); the records have
+no headers.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from cdc.core.transactions import java_hashmap_order
 log = logging.getLogger(__name__)
 
 INITIAL_SNAPSHOT = "Initial Snapshot"
+INCREMENTAL_SNAPSHOT = "Incremental Snapshot"
 CHANNELS = ("sink", "log")  # Debezium's jmx channel: cdc has no JMX beans (its metrics are Prometheus')
 
 KEY_SCHEMA = ConnectSchema(connect.struct([connect.field("id", connect.STRING)], optional=False,
@@ -63,12 +67,15 @@ class Notifier:
         """An initial snapshot's notification: a record for the sink channel (in the list), a line for the log."""
         return self.notify(INITIAL_SNAPSHOT, type_, data)
 
-    def notify(self, aggregate_type: str, type_: str, data: dict[str, str]) -> list[ChangeEvent]:
+    def notify(self, aggregate_type: str, type_: str, data: dict[str, str],
+               last: dict[str, str] | None = None) -> list[ChangeEvent]:
+        """``data``: the additional data, in the order of the Java map Debezium keeps it in; ``last``: what
+        Debezium adds to that map's end (an incremental snapshot's last_processed_key)."""
         if not self.enabled:
             return []
         id_ = str(uuid.uuid4())
         data = {**data, "connector_name": self.connector_name}
-        additional = {k: data[k] for k in java_hashmap_order(list(data))}  # Debezium's map, in its order
+        additional = {k: data[k] for k in java_hashmap_order(list(data))} | (last or {})
         timestamp = time.time_ns() // 1_000_000
         if self.log:
             shown = ", ".join(f"{k}={v}" for k, v in additional.items())

@@ -325,7 +325,15 @@ def _notifications_last(records: list[Record]) -> None:
     records[:] = [r for r in records if r.get("topic") != "dbz_notifications"] + notes
 
 
+def _no_signal_rows(records: list[Record]) -> None:
+    """The signal table's rows (the signal, the incremental snapshot's watermarks): Debezium emits them as
+    change events when the table is captured, cdc never does (docs/signals.md)."""
+    records[:] = [r for r in records if not r.get("topic", "").endswith(".debezium_signal")]
+
+
 RAW: list[tuple[str, Callable[[list[Record]], None]]] = [("pg_notifications*", _notifications_last),
+                                                         ("pg_incremental_notifications", _no_signal_rows),
+                                                         ("pg_incremental_notifications", _notifications_last),
                                                          ("mariadb_notifications", _notifications_last),
                                                          ("pg_transactions", _transaction_ids),
                                                          ("pg_types_more*", _transaction_ids),

@@ -136,6 +136,7 @@ class MySqlSource:
             config, settings=self.settings, captured_keys=self._tables.captured_keys,
             tables=ChunkTables(self._tables.model, self._tables.state, self.incremental_source_block),
             position=lambda: self._streamer.position, offset=lambda: self._offset(self._streamer.position))
+        self._signals.incremental.notifier = common.notifier
         self._snapshotter = MySqlSnapshotter(
             SnapshotSettings.from_config(config, self.prefix, common.snapshot), capture=self.capture,
             connect=lambda: with_retries(self.settings, "connecting for the snapshot", self.settings.connect,

@@ -63,10 +63,11 @@ class Signals:
         self._open_blocking = open_blocking
         self._table = chunks.SignalTable(catalog, settings.signal_table) if settings.signal_table else None
         self.stream_lsn = 0  # the LSN of the change being decoded (the source block of what a signal reads)
+        self.stream_commit_lsn: int | None = None  # the last commit's (source.sequence's first LSN)
         self._reader = chunks.PgChunkReader(
-            connect, captured_table, table_state, lambda table, ts_us: source_block(
-                prefix, dbname, table.schema, table.name, ts_us=ts_us, snapshot="incremental",
-                lsn=self.stream_lsn or None),
+            connect, captured_table, table_state, lambda table, ts_us: _incremental_source(
+                source_block(prefix, dbname, table.schema, table.name, ts_us=ts_us, snapshot="incremental",
+                             lsn=self.stream_lsn or None, last_commit_lsn=self.stream_commit_lsn)),
             read_only=settings.read_only)
         self.incremental = IncrementalSnapshot(self._reader, self._write_watermark, settings.chunk_size)
         self._handler = SignalHandler(self.incremental, captured_keys=captured_keys,
@@ -108,11 +109,11 @@ class Signals:
                                       lambda: None)
 
     def between_transactions(self, lsn: int, received_lsn: int, events: list[ChangeEvent],
-                             where: tuple[int, int]) -> None:
+                             where: tuple[int, int], last_commit_lsn: int | None = None) -> None:
         """The next incremental chunk (signals of one transaction take effect together); a read-only
         window opens at once (what follows may be newer) and closes once the stream passed its WAL position."""
         if self.incremental.wants_chunk:
-            self.stream_lsn = lsn
+            self.stream_lsn, self.stream_commit_lsn = lsn, last_commit_lsn
             self.incremental.start_chunk()
             if self._window is not None:
                 self._read_only_mark(sig.WINDOW_OPEN, events, where)
@@ -180,3 +181,10 @@ class Signals:
         finally:
             conn.close()
         return f"signal table {self._table.qualified}"
+
+
+def _incremental_source(block: dict[str, Any]) -> dict[str, Any]:
+    """An incremental snapshot's source block as Debezium 3.6.1 writes it: the stream's position only in
+    ``sequence`` (last commit, LSN), ``lsn`` null (tests/conformance/workloads/pg_incremental_notifications.sql)."""
+    block["lsn"] = None
+    return block

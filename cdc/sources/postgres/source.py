@@ -118,6 +118,7 @@ class PostgresSource:
         self._replica_identities = ReplicaIdentities(config.get("replica.identity.autoset.values"))
         self._relations = Relations(self._states, common.table_filter, self._connections.catalog, self._rows)
         self._signals = self._make_signals(signals, common)
+        self._signals.incremental.notifier = common.notifier
         self._snapshotter = Snapshotter(
             self.settings.connect, self._states, self._rows, prefix=common.prefix, dbname=self.settings.dbname,
             order_key=common.table_filter.order_key, fetch_size=config.get("snapshot.fetch.size"),

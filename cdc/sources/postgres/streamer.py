@@ -74,7 +74,7 @@ class StreamSignals(StreamHooks, Protocol):
     def blocking_snapshots(self, lsn: int, keepalive: Callable[[], None]) -> Iterator[Batch]: ...
 
     def between_transactions(self, lsn: int, received_lsn: int, events: list[ChangeEvent],
-                             where: tuple[int, int]) -> None: ...
+                             where: tuple[int, int], last_commit_lsn: int | None = None) -> None: ...
 
 
 class Streamer:
@@ -222,7 +222,8 @@ class Streamer:
                 events.clear()
             yield from self._signals.blocking_snapshots(changes.committed_lsn, stream.maybe_send_status)
         if between:
-            self._signals.between_transactions(changes.committed_lsn, stream.received_lsn, events, where)
+            self._signals.between_transactions(changes.committed_lsn, stream.received_lsn, events, where,
+                                               last_commit_lsn=changes.last_commit_lsn)
         if events or idle or (self._handed_inside and changes.at_commit):
             *first, batch = self._handover_inside(events, changes)
             yield from first

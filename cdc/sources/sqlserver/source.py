@@ -124,6 +124,7 @@ class SqlServerSource:
         self.signals = SqlServerSignals(config, self.databases, prefix=self.prefix, clock=self.clock,
                                         streams=lambda: self.streamer.streams, connect=self._reach,
                                         offset=self._offset)
+        self.signals.incremental.notifier = self._common.notifier
         # every (re)connect and the streamer's resumed polls (cdc.core.retry)
         self.retry = RetryPolicy(self.settings.max_retries, self.settings.retry_wait_s, sleep=sleep or time.sleep)
         self.streamer = Streamer(policy=self.retry, reconnect=self._reconnect, between_polls=self.signals.between_polls,
