@@ -56,17 +56,17 @@ class TableTask:
     max_key: list[Any] | None = None  # upper bound, read when the table starts
     last_key: list[Any] | None = None  # key of the last row of the last closed chunk
     started: bool = False
-    scanned: int = 0  # rows read so far (the notifications' total_rows_scanned)
+    scanned: int = 0  # rows read by this run (the notifications' total_rows_scanned; not in the offset)
 
     def to_dict(self) -> dict[str, Any]:
         return {"table": self.table, "condition": self.condition, "surrogate_key": self.surrogate_key,
                 "key_columns": self.key_columns, "max_key": self.max_key, "last_key": self.last_key,
-                "started": self.started, "scanned": self.scanned}
+                "started": self.started}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TableTask:
         return cls(data["table"], data.get("condition"), data.get("surrogate_key"), data.get("key_columns"),
-                   data.get("max_key"), data.get("last_key"), bool(data.get("started")), int(data.get("scanned") or 0))
+                   data.get("max_key"), data.get("last_key"), bool(data.get("started")))
 
 
 class ChunkReader(Protocol):
