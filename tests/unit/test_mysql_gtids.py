@@ -224,3 +224,13 @@ def test_another_server_of_the_topology_continues_an_offset_by_gtid() -> None:
         alike.check_written_here("stored offset", "mariadb:1:0:/primary/", OffsetStoreError, topology=True)
     assert "by GTID" in (raised.value.fix or "")
     _info(False, 7, uuid=B).check_written_here("stored offset", f"mysql:{A}", OffsetStoreError, topology=True)
+
+
+def test_gtids_that_cannot_be_read_are_errors_with_a_fix() -> None:
+    from cdc.core.errors import SourceError
+
+    with pytest.raises(OffsetStoreError, match="not this server's kind"):
+        plan(_offset(f"{A}:1-5"), ServerGtids(True, "0-1-5", None), _files, ALL)
+    with pytest.raises(SourceError, match="cannot read the server's GTIDs") as raised:  # MySQL 8.4's tagged GTIDs
+        plan(_offset(f"{A}:1-5"), ServerGtids(False, f"{A}:1-5,{B}:audit:1-3", ""), _files, ALL)
+    assert "gtid.ignore.on.recovery=true" in (raised.value.fix or "")

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 import pymysql
 
+from cdc.core.errors import OffsetStoreError, SourceError
 from cdc.sources.mysql.connection import ServerInfo
-from cdc.sources.mysql.gtids import MariaDbGtids, MySqlGtids, Wanted
+from cdc.sources.mysql.gtids import MariaDbGtids, MySqlGtids, Wanted, parse_gtids
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +96,18 @@ def plan(offset: dict[str, object], server: ServerGtids | None, files: Callable[
     """How ``offset`` continues on a server with these GTIDs (None: it has none) and binlog ``files``."""
     gtids = str(offset.get("gtids") or "").replace("\n", "").strip()
     if server is not None and gtids and not ignore_gtids:
-        resume = _mariadb(gtids, server, wanted) if server.mariadb else _mysql(gtids, server, wanted)
+        try:
+            parse_gtids(gtids, server.mariadb)
+        except ValueError as exc:
+            raise OffsetStoreError(f"the GTIDs of the stored offset are not this server's kind: {exc}",
+                                   fix="point the pipeline at the server it was capturing, or restore the offset "
+                                       "file") from None
+        try:
+            resume = _mariadb(gtids, server, wanted) if server.mariadb else _mysql(gtids, server, wanted)
+        except ValueError as exc:
+            raise SourceError(f"cannot read the server's GTIDs: {exc}",
+                              fix="set gtid.ignore.on.recovery=true to resume by binlog file and position (on the "
+                                  "server that wrote the offset only)") from None
         if resume.gone is not None:  # where the offset stood, for the operator
             where = f"binlog {offset.get('file')}:{offset.get('pos')} of the server it was read from, GTIDs {gtids}"
             return Resume(resume.gtids, f"{resume.gone} (the stored offset: {where})", resume.fix)

@@ -46,6 +46,7 @@ class SnapshotPoint:
     gtids: str | None
     table_locks: bool = False  # LOCK TABLES fallback: released only at the end
     global_lock: bool = False  # FLUSH TABLES WITH READ LOCK: released once the schema is read
+    gtids_exact: bool = False  # ``gtids`` are the transactions before file:pos, no more, no less
 
 
 @dataclass
@@ -82,22 +83,22 @@ def begin(conn: pymysql.connections.Connection, *, mariadb: bool, locking: str,
         if not table_locks:
             cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
         file, pos = _position(cur, conn, mariadb)
-        gtids = _gtids_at(cur, mariadb, file, pos)
-    return SnapshotPoint(file, pos, gtids, table_locks, global_lock)
+        gtids, exact = _gtids_at(cur, mariadb, file, pos)
+    return SnapshotPoint(file, pos, gtids, table_locks, global_lock, gtids_exact=exact or global_lock)
 
 
-def _gtids_at(cur: Any, mariadb: bool, file: str, pos: int) -> str | None:
-    """The GTIDs of the transactions before the snapshot's position: a later resume by GTID starts there. MariaDB
-    tells them for that very position (BINLOG_GTID_POS), so they match it without a lock; MySQL's gtid_executed
-    matches it while the read lock (or the captured tables' locks) keeps commits out."""
+def _gtids_at(cur: Any, mariadb: bool, file: str, pos: int) -> tuple[str | None, bool]:
+    """The GTIDs of the transactions before the snapshot's position (a resume by GTID starts there), and whether
+    they are exactly those. MariaDB tells them for that very position (BINLOG_GTID_POS); MySQL's gtid_executed
+    matches it while the global read lock keeps commits out (the captured tables' locks keep out only theirs)."""
     if mariadb:
         cur.execute("SELECT BINLOG_GTID_POS(%s, %s)", (file, pos))
         row = cur.fetchone()
         if row and row[0] is not None:
-            return str(row[0]) or None
+            return str(row[0]) or None, True
     cur.execute("SELECT @@GLOBAL.gtid_binlog_pos" if mariadb else "SELECT @@GLOBAL.gtid_executed")
     row = cur.fetchone()
-    return (row[0] or None) if row else None
+    return ((row[0] or None) if row else None), False
 
 
 def _position(cur: Any, conn: pymysql.connections.Connection, mariadb: bool) -> tuple[str, int]:

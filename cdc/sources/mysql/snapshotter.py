@@ -74,6 +74,7 @@ class MySqlSnapshotter:
         self._use_schema = use_schema
         self._table_state = table_state
         self.notifier: Notifier = SILENT  # Debezium's notifications of the snapshot (the coordinator's)
+        self.gtids_exact = False  # the last snapshot's GTIDs are exactly the transactions before its position
         self._record = record
         self._stopping = stopping
         # Rows also in batches the compiled codec encoded (cdc.sources.mysql.snapshot_rows): set by the
@@ -89,6 +90,7 @@ class MySqlSnapshotter:
         last: ChangeEvent | None = None
         try:
             point = self._consistent_point(conn, server, at)
+            self.gtids_exact = point.gtids_exact
             log.info("snapshot at binlog %s:%d%s", point.file, point.pos,
                      f" (GTIDs {point.gtids})" if point.gtids else "")
             read = snap.read_schema(conn, self._capture.schema_database)
