@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from cdc.core.errors import SchemaHistoryError
+from cdc.sources.mysql import ddl_types
 from cdc.sources.mysql.ddl import (
     MySqlSchema,
     UnparseableDdlError,
@@ -557,3 +558,58 @@ def test_unique_index_that_becomes_the_key_is_an_event() -> None:
 ])
 def test_debezium_ddl_filter(ddl: str, ignored: bool) -> None:
     assert ignored_by_debezium(ddl) is ignored
+
+
+# ---- the grammar's tables ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(ddl_types._TYPES))
+def test_every_type_of_the_types_table_is_read(name: str) -> None:
+    """Each name of the column types table, one word or several, gives its JDBC type and keeps its
+    spelling as typeName (SERIAL: BIGINT UNSIGNED)."""
+    values = "('a','b')" if name in ("ENUM", "SET") else ""
+    [change] = MySqlSchema().apply(f"CREATE TABLE t (c {name}{values})", "db")
+    column = change["table"]["columns"][0]
+    assert (column["typeName"], column["jdbcType"]) == (
+        "BIGINT UNSIGNED" if name == "SERIAL" else name, ddl_types._TYPES[name])
+
+
+@pytest.mark.parametrize(("ddl", "events"), [
+    # the optional words between a statement's keywords, in the grammar's order only
+    ("ALTER ONLINE IGNORE TABLE k ADD COLUMN z int", [("k", "ALTER")]),
+    ("ALTER OFFLINE TABLE k ADD COLUMN z int", [("k", "ALTER")]),
+    ("ALTER IGNORE ONLINE TABLE k ADD COLUMN z int", []),
+    ("ALTER ONLINE DATABASE db CHARSET utf8", []),
+    ("CREATE OR REPLACE TEMPORARY TABLE tmp (x int)", []),
+    ("CREATE OR REPLACE TABLE k (x int)", [("k", "CREATE")]),
+    ("CREATE OR REPLACE DATABASE other", [(None, None)]),
+    ("CREATE OR REPLACE UNIQUE INDEX u ON k (a)", [("k", "ALTER")]),
+    ("CREATE FULLTEXT INDEX f ON k (a)", []),
+    ("DROP TEMPORARY TABLE k", []),
+    ("DROP SCHEMA IF EXISTS nope", [(None, None)]),
+    ("RENAME TABLES k TO k2", [("k2", "ALTER")]),
+])
+def test_statement_keywords_and_modifiers(ddl: str, events: list[tuple[str | None, str | None]]) -> None:
+    schema = MySqlSchema()
+    schema.apply("CREATE TABLE k (a int NOT NULL, b int)", "db")
+    assert [(table, change) for _, table, _, change in _events(schema, ddl, "db")] == events
+
+
+def test_replay_applies_only_database_statements_where_the_record_has_changes() -> None:
+    """A record with tableChanges: its DDL is read again for databases and charsets only."""
+    schema = MySqlSchema()
+    schema.replay({"databaseName": "db", "ddl": "CREATE DATABASE d2 CHARSET latin1; CREATE TABLE d2.x (a int)",
+                   "tableChanges": [{"type": "DROP", "id": '"db"."gone"'}]})
+    assert schema.databases() == {"d2": "latin1"} and schema.table_ids() == []
+
+
+@pytest.mark.parametrize(("ddl", "message"), [
+    ("CREATE TABLE t (c NATIONAL TEXT)", "expected CHAR or VARCHAR after NATIONAL at 'TEXT'"),
+    ("CREATE TABLE t (c NUMBERS)", "unknown data type NUMBERS at 'NUMBERS'"),
+    ("CREATE TABLE t (c int NOT VISIBLE)", "unexpected token in the definition of column 'c' at 'NOT'"),
+    ("CREATE TABLE t (c int GENERATED AS (1))", "unexpected token in the definition of column 'c' at 'GENERATED'"),
+    ("CREATE TABLE t (c int FIRST)", "unexpected token in the definition of column 'c' at 'FIRST'"),
+])
+def test_what_the_tables_do_not_know_is_refused_where_it_starts(ddl: str, message: str) -> None:
+    with pytest.raises(UnparseableDdlError) as caught:
+        MySqlSchema().apply(ddl, "db")
+    assert caught.value.message.endswith(message)
