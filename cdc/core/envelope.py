@@ -17,6 +17,7 @@ from cdc.core import connect
 from cdc.core.columns import PLAIN, TableStage, with_parameters
 from cdc.core.connect import ConnectSchema
 from cdc.core.records import ChangeEvent
+from cdc.core.unavailable import reshaped
 
 # Wire names of the envelope (Debezium's data/Envelope.java).
 BEFORE = "before"
@@ -160,7 +161,8 @@ class TableEnvelope:
         if stage is None or row is None:
             return row
         values, renames, hidden = stage.values, stage.renames, stage.hidden
-        return {renames.get(k, k): values[k](v) if k in values else v for k, v in row.items() if k not in hidden}
+        shaped = {renames.get(k, k): values[k](v) if k in values else v for k, v in row.items() if k not in hidden}
+        return reshaped(row, shaped, renames)  # a PartialRow's marks follow its fields
 
     def event(
         self,

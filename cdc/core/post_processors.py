@@ -26,6 +26,7 @@ from cdc.core.envelope import OP_CREATE, OP_UPDATE
 from cdc.core.errors import CdcError, ConfigError, SourceError
 from cdc.core.filters import REGEX_FIX, compile_pattern
 from cdc.core.records import ChangeEvent
+from cdc.core.unavailable import mark_available
 
 log = logging.getLogger(__name__)
 
@@ -166,6 +167,7 @@ class ReselectColumns:
             return
         for column in wanted:
             after[lookup.fields[column]] = found[column]
+        mark_available(after, [lookup.fields[c] for c in wanted])  # real values now (cdc.core.unavailable)
 
     def _wanted(self, value: Any, placeholder: Any) -> bool:
         if value is None:

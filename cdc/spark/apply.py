@@ -6,6 +6,9 @@
       SCD1: the latest event per key by sequence; deletes remove, others upsert
       SCD2: every version a row with valid_from / valid_to / is_current; deletes close
 
+Values the events lack (unchanged TOASTed values PostgreSQL did not send) are never written: they
+are taken from the key's earlier events in the batch or from the target (cdc.spark.unavailable).
+
 As a Delta Lake MERGE when Delta is on the classpath (new columns are added to the target
 first, so a column added at the source appears in the table); otherwise plain Parquet,
 rewritten into a new folder that replaces the old one (fine for a local run, not for
@@ -24,6 +27,9 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from cdc.core.unavailable import DEFAULT_PLACEHOLDER
+from cdc.spark import unavailable
+from cdc.spark.schema import HEADERS, UNAVAILABLE
 from cdc.spark.session import delta_available
 
 VALID_FROM = "valid_from"
@@ -59,7 +65,8 @@ def tables_applier(targets: Mapping[str, str] | Callable[[str], str], keys: Mapp
                                      "table the query reads")
                 rows = batch.where(F.col("table") == table).select(
                     "op", F.col("before").getField(table).alias("before"),
-                    F.col("after").getField(table).alias("after"), "source", "ts_ms", "table", "_position")
+                    F.col("after").getField(table).alias("after"), "source", "ts_ms", "table", "_position",
+                    *[c for c in (UNAVAILABLE, HEADERS) if c in batch.columns])
                 apply_changes(rows, target, list(key), **kwargs)
         finally:
             batch.unpersist()
@@ -74,9 +81,13 @@ def apply_changes(
     *,
     scd_type: int = 1,
     format: str | None = None,
+    unavailable_placeholder: str = DEFAULT_PLACEHOLDER,
 ) -> None:
-    """Apply one batch of events (columns ``op``, ``before``, ``after``, ``sequence_by``) to the
-    table at path ``target``. ``format``: "delta" or "parquet" (default: delta when available)."""
+    """Apply one batch of events (columns ``op``, ``before``, ``after``, ``sequence_by``; ``_unavailable``
+    and ``headers`` when there) to the table at path ``target``. ``format``: "delta" or "parquet"
+    (default: delta when available). ``unavailable_placeholder``: the source's
+    ``unavailable.value.placeholder``, which tells the values it did not send in events without
+    ``_unavailable`` (read from Kafka): those keep the target's value."""
     if scd_type not in (1, 2):
         raise ValueError("scd_type must be 1 or 2")
     spark = events.sparkSession
@@ -90,10 +101,12 @@ def apply_changes(
     # The events flattened into the table's columns once, and cached as such: read several times below
     # (Delta's MERGE reads its source twice). Cached flat, not as the events' nested structs, which
     # Spark's cache stores row by row (measured: 1,000,000 snapshot rows cached in 6.5 s, flat in far less).
+    marks = unavailable.marks(events, after_type, keys, unavailable_placeholder)
     flat = events.select(
         *[F.coalesce(F.col(f"after.`{k}`"), F.col(f"before.`{k}`")).alias(k) for k in keys],
         *[F.col(f"after.`{c}`").alias(c) for c in columns if c not in keys],
         F.col("op").alias("_op"), F.col(sequence_by).alias("_seq"),
+        *(_unavailable_columns(events, after_type, keys, marks) if marks is not None else []),
     ).persist()
     try:
         # One pass says what the batch holds: empty, where its last truncate is, snapshot rows only.
@@ -102,7 +115,9 @@ def apply_changes(
                            F.max(F.when(F.col("_op") == "t", F.col("_seq"))).alias("truncated_at"),
                            F.sum(F.when(F.col("_op") != "r", 1).otherwise(0)).alias("changes"),
                            F.min(first_key).alias("low"), F.max(first_key).alias("high"),
-                           F.sum(F.when(first_key.isNull(), 1).otherwise(0)).alias("null_keys")).first()
+                           F.sum(F.when(first_key.isNull(), 1).otherwise(0)).alias("null_keys"),
+                           F.array_distinct(F.flatten(F.collect_set(unavailable.MARKS))).alias("unavailable")
+                           if marks is not None else F.lit(None).alias("unavailable")).first()
         if summary is None or not summary["rows"]:
             return
         truncated_at = summary["truncated_at"]
@@ -117,6 +132,12 @@ def apply_changes(
             _truncate(spark, target, fmt, scd_type, truncated_at)
             changes = changes.where(F.col("_seq") > truncated_at)
         changes = changes.where(F.col("_op").isin("c", "u", "d", "r"))
+        if summary["unavailable"]:  # values the source did not send: found before anything is written
+            changes = unavailable.fill(changes, keys, columns, summary["unavailable"],
+                                       _current_rows(spark, target, fmt, scd_type),
+                                       each_key_once).localCheckpoint()  # (the target changes below)
+            flat.unpersist()  # the filled rows are what is read from here on
+            unavailable.report(changes, keys, target)
         if scd_type == 1:
             latest = changes if each_key_once else changes.withColumn("_rn", F.row_number().over(
                 Window.partitionBy(*keys).orderBy(F.col("_seq").desc()))).where("_rn = 1").drop("_rn")
@@ -129,6 +150,27 @@ def apply_changes(
             (_merge_delta_scd2 if fmt == "delta" else _merge_parquet_scd2)(spark, target, changes, keys, columns)
     finally:
         flat.unpersist()
+
+
+def _unavailable_columns(events: DataFrame, after_type: T.StructType, keys: Sequence[str],
+                         marks: Column) -> list[Column]:
+    """The flattened events' columns for values they lack: which, a key change's old key, the table."""
+    out = [marks.alias(unavailable.MARKS)]
+    moved_from = unavailable.old_key(events, after_type, keys)
+    if moved_from is not None:
+        out.append(moved_from.alias(unavailable.OLD_KEY))
+    if "table" in events.columns:
+        out.append(F.col("table").alias("_table"))  # for the report
+    return out
+
+
+def _current_rows(spark: SparkSession, target: str, fmt: str, scd_type: int) -> DataFrame | None:
+    """The target's rows as they are now (SCD2: the current versions); None: no target yet."""
+    if fmt == "delta":
+        rows = spark.read.format("delta").load(target) if _delta_exists(spark, target) else None
+    else:
+        rows = _read_parquet(spark, target)
+    return rows.where(F.col(IS_CURRENT)) if rows is not None and scd_type == 2 else rows
 
 
 def _distinct_keys(flat: DataFrame, keys: Sequence[str]) -> int:

@@ -20,14 +20,17 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from cdc.core.encoded_rows import Placeholder
 from cdc.core.errors import SourceError
+from cdc.core.header_converters import SimpleHeaderConverter
 from cdc.core.native_row import NativeRow
 from cdc.core.records import ChangeEvent, EncodedRows
+from cdc.core.unavailable import unavailable_fields
 from cdc.spark.json_columns import ColumnarUnfit, reader_for
-from cdc.spark.schema import SOURCE_FIELDS, struct_type_of
+from cdc.spark.schema import HEADERS, SOURCE_FIELDS, UNAVAILABLE, struct_type_of
 
 _loads = orjson.loads
 _dumps = orjson.dumps
 log = logging.getLogger(__name__)
+_HEADER_BYTES = SimpleHeaderConverter().to_bytes  # Kafka Connect's default: what a topic's records carry
 
 
 def _json_of(row: Any) -> bytes | None:
@@ -93,6 +96,8 @@ def snapshot_batches(after: pa.Table, schema: pa.Schema, source: dict[str, Any],
             _constant(ts_ms, count, pa.int64()),
             _constant(table_id, count, pa.string()),
             _constant(0, count, pa.int64()),
+            pa.nulls(count, schema.field(UNAVAILABLE).type),  # a snapshot reads every value
+            pa.nulls(count, schema.field(HEADERS).type),
         ]
         yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
@@ -112,6 +117,8 @@ class Collected:
     ts: list[int | None] = list_field(default_factory=list)
     tables: list[str] = list_field(default_factory=list)
     positions: list[int] = list_field(default_factory=list)
+    unavailable: list[list[str] | None] = list_field(default_factory=list)  # per row: after's missing fields
+    headers: list[list[dict[str, Any]] | None] = list_field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.ops)
@@ -122,9 +129,15 @@ class Collected:
         for part in parts:
             offset = len(out.sources)
             out.source_index.extend([i + offset for i in part.source_index])
-            for name in ("ops", "befores", "afters", "converters", "sources", "ts", "tables", "positions"):
+            for name in ("ops", "befores", "afters", "converters", "sources", "ts", "tables", "positions",
+                         "unavailable", "headers"):
                 getattr(out, name).extend(getattr(part, name))
         return out
+
+
+def _headers(event: ChangeEvent) -> list[dict[str, Any]]:
+    """An event's headers as Spark's Kafka source gives a record's (key, value bytes)."""
+    return [{"key": name, "value": _HEADER_BYTES(schema, payload)} for name, schema, payload in event.headers or ()]
 
 
 class EventRows:
@@ -179,11 +192,15 @@ class EventRows:
                 out.sources.append(tuple([source.get(k) for k in SOURCE_FIELDS]))
             out.ops.append(value["op"])
             out.befores.append(value["before"])
-            out.afters.append(value["after"])
+            after = value["after"]
+            out.afters.append(after)
             out.source_index.append(len(out.sources) - 1)
             out.ts.append(value.get("ts_ms"))
             out.tables.append(event.table_id)
             out.positions.append(position())
+            missing = unavailable_fields(after)
+            out.unavailable.append(list(missing) if missing else None)
+            out.headers.append(_headers(event) if event.headers else None)
         if encoded is not None and self._reads(encoded.template):
             self._collect_encoded(out, encoded, position)
         return out if out.ops else None
@@ -217,6 +234,8 @@ class EventRows:
         out.ts.extend([value.get("ts_ms")] * count)
         out.tables.extend([template.table_id] * count)
         out.positions.extend([position() for _ in range(count)])
+        out.unavailable.extend([None] * count)  # the codec takes no row with an unsent value
+        out.headers.extend([None] * count)
 
     def arrow(self, parts: list[Collected], schema: pa.Schema) -> pa.RecordBatch:
         """Collected rows as one record batch, built column by column: each list becomes an Arrow
@@ -240,6 +259,8 @@ class EventRows:
             pa.array(all_.ts, type=pa.int64()),
             pa.array(all_.tables, type=pa.string()),
             pa.array(all_.positions, type=pa.int64()),
+            pa.array(all_.unavailable, type=schema.field(UNAVAILABLE).type),
+            pa.array(all_.headers, type=schema.field(HEADERS).type),
         ]
         return pa.RecordBatch.from_arrays(arrays, schema=schema)
 

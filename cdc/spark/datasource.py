@@ -25,7 +25,12 @@ events' table id: ``schema.table`` for PostgreSQL, ``database.table`` for MySQL,
 ``maxRowsPerBatch`` (300,000); ``minRowsPerBatch`` (0) with ``maxTriggerDelay`` (15m: how
 long rows held back wait at most), as Spark's Kafka source's options; ``snapshotChunkRows``
 (rows per snapshot chunk, 100,000); ``parallelSnapshot`` (true); and the source's own options
-under their Debezium names. Unknown sources and bad options fail at ``load()``.
+under their Debezium names, ``post.processors`` included (applied on the driver, to the streamed
+events, before ``transforms``). Unknown sources and bad options fail at ``load()``.
+
+Besides the envelope, each row says which values of ``after`` the source did not send
+(``_unavailable``: PostgreSQL's unchanged TOASTed values, which ``apply_changes`` takes from the
+target) and carries the event's ``headers`` (a key change's ``__debezium.oldkey``/``newkey``).
 """
 from __future__ import annotations
 
@@ -124,10 +129,8 @@ def _build(options: Mapping[str, str]) -> tuple[Any, Config]:
     source_cls = registry.load(registry.SOURCES, name)
     _check_replayable(source_cls, name)
     config = Config(_source_properties(options)).declare(CORE_OPTIONS).declare(declared_options(source_cls))
-    if post_processors.names(config.properties):
-        raise ConfigError("post.processors are applied by cdc's engine (cdc run, cdc <source>), not by "
-                          "format('cdc') yet", fix="leave post.processors out of the Spark query's options")
-    config.validate(("spark.",), Surface.of(source_cls, config.properties))
+    own = post_processors.prefixes(config.properties)  # each post processor's options (reselector.type ...)
+    config.validate(("spark.", *own), Surface.of(source_cls, config.properties))
     if offers(source_cls, ChecksReplay):  # a source's own limits under Spark
         source_cls.check_replayable(config)
     return source_cls(config), config
@@ -284,6 +287,7 @@ class CdcStreamReader(DataSourceStreamReader):
         self.typed = bool(self.table or tables)  # rows as Spark types (else JSON strings)
         self._events = EventRows(self.table, columns, tables, columns_now=self._columns_now)
         self._chain = _transforms(options)
+        self._processors: list[post_processors.PostProcessor] = []  # post.processors, over the driver's stream
         self._arrow_schema = arrow_schema(schema)
 
     def _columns_now(self, table: str) -> list[str]:
@@ -390,8 +394,10 @@ class CdcStreamReader(DataSourceStreamReader):
         return batches, end
 
     def _collected(self, events: list[ChangeEvent], encoded: EncodedRows | None) -> Any:
-        """Events (through the query's transforms) and encoded rows after them as our columns' lists,
-        numbered on; None: no row."""
+        """Events (through the post processors, then the query's transforms, as cdc's engine takes them) and
+        encoded rows after them as our columns' lists, numbered on; None: no row."""
+        for process in self._processors:
+            events = process(events)
         return self._events.collect(transformed(self._chain, events), self._next_position, encoded)
 
     def _arrow(self, parts: list[Any]) -> Any:
@@ -468,7 +474,12 @@ class CdcStreamReader(DataSourceStreamReader):
         self._close()
         source, config = _build(self.options)
         self._source = source
-        if self._chain is None and isinstance(source, NativeRows) and native_rows_wanted(config):
+        # Debezium's post processors (the reselector: values the log did not hold, read again) run here, on the
+        # driver, in the thread that reads the stream; they change events, so the codec's rows stay off, as in
+        # cdc's pipeline (cdc.pipeline.build).
+        self._processors = post_processors.from_config(config.properties, source)
+        if self._chain is None and not self._processors and isinstance(source, NativeRows) \
+                and native_rows_wanted(config):
             source.native_rows = True  # rows the codec wrote, read back by EventRows from their JSON
             if isinstance(source, EncodedBatches):
                 source.encoded_batches = True  # and runs of them in one call (EventRows._collect_encoded)

@@ -13,6 +13,8 @@ Parsing runs on the executors in a Python UDF: Debezium's semantic types (MicroT
 VariableScaleDecimal, ...) need the same per-type converters as ``format("cdc")``, and each Avro
 record may carry another writer schema, which Spark's ``from_avro`` (one schema per column) cannot
 follow. ``_position`` is the Kafka offset: every event of one key is in one partition, in order.
+``headers`` are the records' (``includeHeaders``): ``apply_changes`` reads a key change's
+``__debezium.oldkey`` there.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from cdc.spark.schema import SOURCE_FIELDS, event_schema, struct_type_of
+from cdc.spark.schema import HEADERS, SOURCE_FIELDS, event_schema, struct_type_of
 
 OPS = ("c", "u", "d", "r", "t")
 CONVERTERS = ("json", "avro")
@@ -94,12 +96,12 @@ def read_kafka_topic(spark: Any, bootstrap_servers: str, topic: str, row_schema:
     # exactly.once.support) are never read; Spark's Kafka source reads uncommitted ones by default.
     reader = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap_servers)
               .option("subscribe", topic).option("startingOffsets", starting_offsets)
-              .option("kafka.isolation.level", "read_committed"))
+              .option("kafka.isolation.level", "read_committed").option("includeHeaders", "true"))
     for key, value in (options or {}).items():
         reader = reader.option(key, value)
     parsed = reader.load().select(parse_udf(F.col("key"), F.col("value"), F.col("timestamp")).alias("e"),
-                                  F.col("offset").alias("_position"))
-    return parsed.where(F.col("e").isNotNull()).select("e.*", "_position")
+                                  F.col("offset").alias("_position"), F.col("headers").alias(HEADERS))
+    return parsed.where(F.col("e").isNotNull()).select("e.*", "_position", HEADERS)
 
 
 def _debezium(values: _Payloads, as_row: Callable[[Any], tuple | None]) -> Callable[..., tuple | None]:

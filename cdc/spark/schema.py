@@ -121,8 +121,16 @@ SOURCE_TYPE = T.StructType([
 ])
 
 
+UNAVAILABLE = "_unavailable"  # the fields of ``after`` the source did not send (cdc.core.unavailable)
+HEADERS = "headers"  # as Spark's Kafka source names them, with its type
+HEADERS_TYPE = T.ArrayType(T.StructType([T.StructField("key", T.StringType()),
+                                         T.StructField("value", T.BinaryType())]))
+
+
 def event_schema(row_type: T.DataType) -> T.StructType:
-    """The columns of ``readStream.format("cdc")``: the envelope, typed."""
+    """The columns of ``readStream.format("cdc")``: the envelope, typed; then which values of ``after``
+    the source did not send (null: all were), and the event's headers (a key change's
+    ``__debezium.oldkey``/``newkey``, written as Kafka Connect's default header converter writes them)."""
     return T.StructType([
         T.StructField("op", T.StringType(), False),
         T.StructField("before", row_type, True),
@@ -131,4 +139,6 @@ def event_schema(row_type: T.DataType) -> T.StructType:
         T.StructField("ts_ms", T.LongType(), True),
         T.StructField("table", T.StringType(), False),
         T.StructField("_position", T.LongType(), False),
+        T.StructField(UNAVAILABLE, T.ArrayType(T.StringType()), True),
+        T.StructField(HEADERS, HEADERS_TYPE, True),
     ])

@@ -16,6 +16,7 @@ from cdc.core.columns import ColumnStage, SourceColumn
 from cdc.core.envelope import TableEnvelope
 from cdc.core.filters import resolve_key_columns
 from cdc.core.topics import TopicNaming
+from cdc.core.unavailable import PartialRow
 from cdc.sources.postgres.catalog import CatalogTable
 from cdc.sources.postgres.defaults import NO_DEFAULT, default_value, zero
 from cdc.sources.postgres.jdbc import source_column
@@ -193,17 +194,21 @@ class TableState:
     def _row(spec: tuple[tuple[int, str, Callable[[str], Any], Any, Any], ...], values: Sequence[Any],
              old: Sequence[Any] | None, key_only: bool) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        missing: list[str] = []  # the columns left at their placeholder: the row says which (PartialRow)
         for index, name, convert, absent, unavailable in spec:
             value = values[index]
             if value is None:
                 out[name] = absent if key_only else None
             elif value is UNCHANGED_TOAST:
                 previous = old[index] if old is not None else None
-                out[name] = convert(previous) if previous is not None and previous is not UNCHANGED_TOAST \
-                    else unavailable
+                if previous is not None and previous is not UNCHANGED_TOAST:
+                    out[name] = convert(previous)
+                else:
+                    out[name] = unavailable
+                    missing.append(name)
             else:
                 out[name] = convert(value)
-        return out
+        return PartialRow(out, missing) if missing else out
 
     def key_values(self, row: dict[str, Any] | None) -> tuple[Any, ...] | None:
         if row is None or not self.key_names:
