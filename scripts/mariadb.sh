@@ -174,7 +174,11 @@ start() {
     [ -S "$sock" ] && ready && break
     sleep 0.5
   done
-  ready || { echo "MariaDB did not start; see $log" >&2; exit 1; }
+  if ! ready; then
+    echo "MariaDB did not start on port $port; the end of its log ($log):" >&2
+    tail -n 8 "$log" >&2 2>/dev/null || true
+    exit 1
+  fi
   # root without password over TCP from 127.0.0.1 (the socket account exists already), and a
   # least-privilege user for the connector.
   client <<'SQL'

@@ -164,7 +164,11 @@ HBA
     "$tools/pg_isready" -q -h 127.0.0.1 -p "$port" && break
     sleep 0.5
   done
-  "$tools/pg_isready" -q -h 127.0.0.1 -p "$port" || { echo "PostgreSQL did not start; see $log" >&2; exit 1; }
+  if ! "$tools/pg_isready" -q -h 127.0.0.1 -p "$port"; then
+    echo "PostgreSQL did not start on port $port; the end of its log ($log):" >&2
+    tail -n 8 "$log" >&2 2>/dev/null || true
+    exit 1
+  fi
   echo "PostgreSQL ready: $(dsn)" >&2
 }
 

@@ -96,13 +96,33 @@ def require_native() -> object:
 REFERENCE = ROOT / "tests" / "fixtures" / "reference"
 
 
+def start_by_script(name: str, env: dict[str, str] | None = None, timeout: int = 900) -> tuple[str | None, str]:
+    """Start a server with scripts/``name`` (``start``, then ``dsn``): its DSN, or None and why not.
+
+    A start that fails is tried once more (a port another process held for a moment, a slow first
+    start); the reason kept is the script's own last words, which name the server's log."""
+    script = str(ROOT / "scripts" / name)
+    full_env = {**os.environ, **(env or {})}
+    why = ""
+    for _ in range(2):
+        try:
+            subprocess.run(["bash", script, "start"], env=full_env, check=True, capture_output=True, text=True,
+                           timeout=timeout)
+        except subprocess.CalledProcessError as failed:
+            why = " ".join((failed.stderr or "").strip().splitlines()[-12:]) or f"exit status {failed.returncode}"
+            continue
+        except (subprocess.SubprocessError, OSError) as failed:
+            why = str(failed)
+            continue
+        dsn = subprocess.run(["bash", script, "dsn"], env=full_env, check=True, capture_output=True,
+                             text=True).stdout.strip()
+        return dsn, ""
+    return None, f"scripts/{name} start failed: {why}"
+
+
 def _local_postgres() -> str | None:
-    script = ROOT / "scripts" / "postgres.sh"
-    try:
-        subprocess.run(["bash", str(script), "start"], check=True, capture_output=True, timeout=600)
-    except (subprocess.SubprocessError, OSError):
-        return None
-    return subprocess.run(["bash", str(script), "dsn"], check=True, capture_output=True, text=True).stdout.strip()
+    dsn, _ = start_by_script("postgres.sh", timeout=600)
+    return dsn
 
 
 def _container_postgres() -> str | None:  # pragma: no cover - needs Docker
@@ -180,12 +200,8 @@ def _drop_database(admin_dsn: str, name: str) -> None:
 # ---- MySQL / MariaDB ---------------------------------------------------------------------------
 
 def _local_mariadb() -> str | None:
-    script = ROOT / "scripts" / "mariadb.sh"
-    try:
-        subprocess.run(["bash", str(script), "start"], check=True, capture_output=True, timeout=900)
-    except (subprocess.SubprocessError, OSError):
-        return None
-    return subprocess.run(["bash", str(script), "dsn"], check=True, capture_output=True, text=True).stdout.strip()
+    dsn, _ = start_by_script("mariadb.sh")
+    return dsn
 
 
 @pytest.fixture(scope="session")

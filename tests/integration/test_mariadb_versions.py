@@ -5,7 +5,6 @@ python-mysql-replication 1.0.17 does not know (cdc/sources/mysql/binlog_compat.p
 from __future__ import annotations
 
 import os
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,29 +17,21 @@ from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.event import QueryEvent
 
 import cdc.sources.mysql.binlog  # noqa: F401 - the patched QueryEvent, as the source streams with it
-from tests.conftest import ROOT
+from tests.conftest import start_by_script
 from tests.integration.test_mysql_stream import payloads, pipeline, sql
 
 pytestmark = pytest.mark.mysql
 
 
-def _script_dsn() -> str | None:
-    script = str(ROOT / "scripts" / "mariadb.sh")
-    env = {**os.environ, "CDC_MARIADB_VERSION": "11.4"}
-    env.pop("CDC_MARIADB_DEFAULTS", None)
-    try:
-        subprocess.run(["bash", script, "start"], env=env, check=True, capture_output=True, timeout=900)
-    except (subprocess.SubprocessError, OSError):
-        return None
-    return subprocess.run(["bash", script, "dsn"], env=env, check=True, capture_output=True, text=True).stdout.strip()
-
-
 @pytest.fixture(scope="module")
 def mariadb11() -> dict[str, Any]:
-    dsn = os.environ.get("CDC_TEST_MARIADB11_DSN") or _script_dsn()
+    dsn, why = os.environ.get("CDC_TEST_MARIADB11_DSN"), ""
+    if not dsn:
+        dsn, why = start_by_script("mariadb.sh", {"CDC_MARIADB_VERSION": "11.4", "CDC_MARIADB_DEFAULTS": "0"})
     if not dsn:
         pytest.skip("no MariaDB 11.4: set CDC_TEST_MARIADB11_DSN=mysql://user:pass@host:port/, or let "
-                    "CDC_MARIADB_VERSION=11.4 scripts/mariadb.sh fetch it from Maven Central (needs root and Maven)")
+                    "CDC_MARIADB_VERSION=11.4 scripts/mariadb.sh fetch it from Maven Central (needs root and "
+                    f"Maven); {why}")
     url = urlparse(dsn)
     args: dict[str, Any] = {"host": url.hostname or "127.0.0.1", "port": url.port or 3306,
                             "user": unquote(url.username or "root"), "password": unquote(url.password or "")}
