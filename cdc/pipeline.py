@@ -19,7 +19,15 @@ from cdc.core.offsets import WRITER, WRITER_KEY, FileOffsetStore, OffsetStore, w
 from cdc.core.option_surface import Surface
 from cdc.core.retry import RetryPolicy
 from cdc.core.snapshot_restart import MARKER_KEYS
-from cdc.core.source import EncodedBatches, NamesItsConnector, NativeRows, Replayable, declared_options, offers
+from cdc.core.source import (
+    EncodedBatches,
+    MakesCloudEvents,
+    NamesItsConnector,
+    NativeRows,
+    Replayable,
+    declared_options,
+    offers,
+)
 from cdc.engine import Engine
 from cdc.kafka import exactly_once
 from cdc.transforms.chain import TransformChain
@@ -106,7 +114,8 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
     if config.get("extended.headers.enabled"):
         context = ContextHeaders(config.get("topic.prefix"), lambda: source.connector_name
                                  if isinstance(source, NamesItsConnector) else source_name)
-    converter = converter_from_config(config, context)
+    converter = converter_from_config(config, context, source_cls.cloud_events
+                                      if offers(source_cls, MakesCloudEvents) else None)
     transforms = TransformChain.from_properties(config.properties) if config.properties.get("transforms") else None
     processors = post_processors.from_config(config.properties, source)
     if transforms is None and not processors and type(converter) is JsonConverter and isinstance(source, NativeRows) \

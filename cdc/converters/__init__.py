@@ -17,6 +17,7 @@ default) or ``org.apache.kafka.connect.json.JsonConverter`` (cdc.core.header_con
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from cdc.config import Config, Option
@@ -29,6 +30,7 @@ from cdc.core.converters import Converter, JsonConverter
 from cdc.core.errors import ConfigError
 from cdc.core.header_converters import HEADER_OPTIONS, HeaderConverter, header_converter
 from cdc.core.records import ChangeEvent, SinkRecord
+from cdc.core.source import CloudEventsMaker
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 AVRO = "io.confluent.connect.avro.AvroConverter"
@@ -95,13 +97,18 @@ def _options(side: str) -> tuple[Option, ...]:
 CONVERTER_OPTIONS: tuple[Option, ...] = _options("key") + _options("value") + HEADER_OPTIONS
 
 
-def _serializer(config: Config, side: str) -> Serializer:
+def _serializer(config: Config, side: str, cloud_events: Mapping[str, CloudEventsMaker]) -> Serializer:
     p = f"{side}.converter"
     kind = config.get(p)
     if kind == JSON:
         return _JsonSerializer(config.get(f"{p}.schemas.enable"))
     if kind == CLOUDEVENTS:
-        return CloudEventsSerializer(data_schemas_enable=config.get(f"{p}.json.schemas.enable"),
+        if side == "value" and not cloud_events:
+            raise ConfigError(f"{p}={kind}: the source does not say what CloudEvents' id and data are made of "
+                              "(it offers no cdc.core.source.MakesCloudEvents)",
+                              fix="use the JSON or Avro converter with this source, or declare cloud_events on "
+                                  "the source class (docs/plugins.md)")
+        return CloudEventsSerializer(cloud_events, data_schemas_enable=config.get(f"{p}.json.schemas.enable"),
                                      extension_attributes=config.get(f"{p}.extension.attributes.enable"),
                                      is_key=side == "key")
     if kind in (AVRO, APICURIO_AVRO):
@@ -128,15 +135,18 @@ def _serializer(config: Config, side: str) -> Serializer:
     raise ConfigError(f"{p}={kind!r} is not a converter cdc has", fix=f"use one of {', '.join(CLASSES)}")
 
 
-def converter_from_config(config: Config, context: ContextHeaders | None = None) -> Converter:
-    """The record converter ``key.converter`` and ``value.converter`` describe (JSON by default)."""
+def converter_from_config(config: Config, context: ContextHeaders | None = None,
+                          cloud_events: Mapping[str, CloudEventsMaker] | None = None) -> Converter:
+    """The record converter ``key.converter`` and ``value.converter`` describe (JSON by default);
+    ``cloud_events``: the source's CloudEvents makers by connector (cdc.core.source.MakesCloudEvents)."""
     config.declare(CONVERTER_OPTIONS)
     key_kind, value_kind = config.get("key.converter"), config.get("value.converter")
     value_schemas = config.get("value.converter.schemas.enable")
     headers = header_converter(config)
     if key_kind == JSON and value_kind == JSON and config.get("key.converter.schemas.enable") == value_schemas:
         return JsonConverter(value_schemas, context, headers)  # the common case, unchanged and fastest
-    return RecordConverter(_serializer(config, "key"), _serializer(config, "value"), context, headers)
+    makers = cloud_events or {}
+    return RecordConverter(_serializer(config, "key", makers), _serializer(config, "value", makers), context, headers)
 
 
 class _JsonSerializer:

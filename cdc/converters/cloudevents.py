@@ -8,52 +8,31 @@ As ``CloudEventsConverter.fromConnectData`` with ``serializer.type=json`` and
     iodebeziumop, iodebezium<source field>..., iodebeziumtxid, iodebeziumtxtotalorder,
     iodebeziumtxdatacollectionorder, data
 
-with the connector's own ``id`` (``CloudEventsMaker`` of PostgreSQL, MySQL, MariaDB, SQL Server),
-int64 source fields as strings, and ``data`` the JSON converter's output of a struct
-``io.debezium.connector.<connector>.Data`` holding ``before`` and ``after`` (MariaDB's maker: every
-envelope field), with its schema unless ``json.schemas.enable=false``. Every other record (no
-envelope: transaction BEGIN/END, schema changes, heartbeats, tombstones) is written as null, as
-Debezium's converter does. ``serializer.type=avro`` is not supported.
+with the connector's own ``id``, int64 source fields as strings, and ``data`` the JSON converter's output
+of a struct ``io.debezium.connector.<connector>.Data`` holding ``before`` and ``after`` (MariaDB's maker:
+every envelope field), with its schema unless ``json.schemas.enable=false``. What the id and data are made
+of is the source's to say, per connector (``cdc.core.source.MakesCloudEvents``: Debezium's
+``CloudEventsMaker`` of each connector), so a source plugin's events convert as the built-in ones'.
+Every other record (no envelope: transaction BEGIN/END, schema changes, heartbeats, tombstones) is
+written as null, as Debezium's converter does. ``serializer.type=avro`` is not supported.
 """
 from __future__ import annotations
 
 import datetime
 import logging
-from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
 from cdc.core.connect import ConnectSchema
 from cdc.core.errors import CdcError
+from cdc.core.source import CloudEventsMaker
 
 log = logging.getLogger(__name__)
 
 SPECVERSION = "1.0"
 TX_FIELDS = ("id", "total_order", "data_collection_order")  # Debezium's transaction block
-
-
-def _pg_id(source: dict[str, Any]) -> str:
-    return (f"name:{_java(source.get('name'))};lsn:{_java(source.get('lsn'))};txId:{_java(source.get('txId'))}"
-            f";sequence:{_java(source.get('sequence'))}")
-
-
-def _binlog_id(source: dict[str, Any]) -> str:
-    return f"name:{_java(source.get('name'))};file:{_java(source.get('file'))};pos:{_java(source.get('pos'))}"
-
-
-def _sqlserver_id(source: dict[str, Any]) -> str:
-    return (f"name:{_java(source.get('name'))};change_lsn:{_java(source.get('change_lsn'))}"
-            f";commit_lsn:{_java(source.get('commit_lsn'))};event_serial_no:{_java(source.get('event_serial_no'))}")
-
-
-# connector -> (ceId, data fields: None is every envelope field)
-MAKERS: dict[str, tuple[Callable[[dict[str, Any]], str], tuple[str, ...] | None]] = {
-    "postgresql": (_pg_id, ("before", "after")),
-    "mysql": (_binlog_id, ("before", "after")),
-    "mariadb": (_binlog_id, None),
-    "sqlserver": (_sqlserver_id, ("before", "after")),
-}
 
 
 def _java(value: Any) -> str:
@@ -79,8 +58,9 @@ def ce_time(ts_ms: int) -> str:
 class CloudEventsSerializer:
     """``serialize(topic, schema, payload)`` for the CloudEvents converter."""
 
-    def __init__(self, *, data_schemas_enable: bool = True, extension_attributes: bool = True,
-                 is_key: bool = False) -> None:
+    def __init__(self, makers: Mapping[str, CloudEventsMaker], *, data_schemas_enable: bool = True,
+                 extension_attributes: bool = True, is_key: bool = False) -> None:
+        self.makers = makers  # by the connector of the events' source block
         self.data_schemas_enable = data_schemas_enable
         self.extension_attributes = extension_attributes
         if is_key:
@@ -93,13 +73,14 @@ class CloudEventsSerializer:
             return None
         source = payload.get("source") or {}
         connector = str(source.get("connector"))
-        maker = MAKERS.get(connector)
+        maker = self.makers.get(connector)
         if maker is None:
-            raise CdcError(f"no CloudEvents maker for connector type {connector!r}",
-                           fix="use the JSON or Avro converter for this source")
-        make_id, data_fields = maker
+            raise CdcError(f"no CloudEvents maker for connector type {connector!r}: the source declares "
+                           f"{', '.join(sorted(self.makers)) or 'none'} (cdc.core.source.MakesCloudEvents)",
+                           fix="use the JSON or Avro converter for this source, or declare its maker in the "
+                               "source's cloud_events (docs/plugins.md)")
         event: dict[str, Any] = {
-            "id": make_id(source),
+            "id": ";".join(f"{name}:{_java(source.get(name))}" for name in maker.id_fields),
             "source": f"/debezium/{connector}/{source.get('name')}",
             "specversion": SPECVERSION,
             "type": f"io.debezium.connector.{connector}.DataChangeEvent",
@@ -118,7 +99,7 @@ class CloudEventsSerializer:
             for name in TX_FIELDS:
                 value = tx.get(name) if tx else None
                 event[extension_name("tx" + name)] = str(value) if isinstance(value, int) else value
-        names = data_fields or tuple(f["field"] for f in schema.fields)
+        names = maker.data_fields or tuple(f["field"] for f in schema.fields)
         data_payload = {name: payload.get(name) for name in names}
         if not self.data_schemas_enable:
             event["data"] = data_payload

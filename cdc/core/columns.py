@@ -289,7 +289,7 @@ def _rules(properties: Mapping[str, Any]) -> list[_Rule]:
     return [rule for rules in found.values() for rule in rules]
 
 
-# The families of properties of the pattern options (cdc.config declares them).
+# The families of properties of the pattern options (cdc.core.options declares them).
 COLUMN_PATTERNS = {"truncate": _TRUNCATE.pattern, "mask": _MASK.pattern,
                    "hash": r"column\.mask\.hash\.(v2\.)?([^.]+)\.with\.salt\.(.+)"}
 

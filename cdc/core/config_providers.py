@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from cdc.core.config_files import parse_properties
 from cdc.core.errors import ConfigError
 
 _FILE = "org.apache.kafka.common.config.provider.FileConfigProvider"
@@ -71,8 +72,6 @@ def _substitute(name: str, value: Any, providers: dict[str, str]) -> Any:
             raise ConfigError(f"{where} names no file", fix="write it as ${" + provider + ":/path/to/file:key}")
         if cls == _DIRECTORY:
             return _read(Path(path) / key, where)
-        from cdc.config import parse_properties
-
         entries = parse_properties(_read(Path(path), where), path)
         if key not in entries:
             raise ConfigError(f"{where}: {path} has no key {key!r}", fix=f"add {key}=... to {path}")

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from cdc.config import Config, Option
+from cdc.core.config import Config, Option
 from cdc.core.connect import ConnectSchema
 from cdc.core.java_format import java_big_decimal, java_double, java_float
 from cdc.core.records import Headers

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from cdc.config import Option
+from cdc.core.config import Option
 from cdc.core.errors import CdcError, SourceError
 
 NAME = "database.initial.statements"

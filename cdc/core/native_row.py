@@ -12,7 +12,7 @@ import logging
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from cdc.config import Config, Option
+from cdc.core.config import Config, Option
 from cdc.core.topics import TopicNaming
 
 log = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Protocol
 
-from cdc.config import Config, Option
+from cdc.core.config import Config, Option
 from cdc.core.errors import ConfigError
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """The contract every source plugin fulfils.
 
-A source is built from a :class:`cdc.config.Config`; ``stream(offset)`` yields
+A source is built from a :class:`cdc.core.config.Config`; ``stream(offset)`` yields
 :class:`Batch` es in log order, starting after ``offset`` (None: start per ``snapshot.mode``).
 It must yield at least every ``idle`` interval, even an empty batch, so the engine can flush
 on time and stop promptly. ``acknowledge(offset)`` tells it that everything up to that
@@ -26,18 +26,19 @@ with ``isinstance`` (a class-level one with :func:`offers`), never by probing at
     ExplainsErrors           a clearer error for what the server says (a slot it invalidated)
     HasSlots                 ``cdc slots``: the server's replication slots, dropping one
     NamesItsMetrics          the ``plugin`` label of its Debezium metrics
+    MakesCloudEvents         what Debezium's CloudEvents converter makes its events' id and data of
 
 A fourth database gets ``cdc status``, the lag metrics and status page, guards and Spark's parallel
 snapshot by implementing these; ``tests/fixtures/plugin_dist`` shows the smallest complete one.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-from cdc.config import Config, Option
 from cdc.core.columns import ColumnStage
+from cdc.core.config import Config, Option
 from cdc.core.errors import ConfigError
 from cdc.core.filters import TableFilter, parse_key_columns
 from cdc.core.notifications import SILENT, Notifier
@@ -241,6 +242,25 @@ class NamesItsMetrics(Protocol):
     mysql, sql_server. Without it, the source's name."""
 
     metrics_plugin: ClassVar[str]
+
+
+@dataclass(frozen=True)
+class CloudEventsMaker:
+    """What Debezium's CloudEventsConverter takes from a connector (its ``CloudEventsMaker``): the fields of
+    the events' ``source`` block their ``id`` is made of, in order (``name:<name>;lsn:<lsn>;...``), and the
+    envelope fields ``data`` holds (None: every one, as MariaDB's maker)."""
+
+    id_fields: tuple[str, ...]
+    data_fields: tuple[str, ...] | None = ("before", "after")
+
+
+@runtime_checkable
+class MakesCloudEvents(Protocol):
+    """``value.converter=io.debezium.converters.CloudEventsConverter`` (cdc.converters.cloudevents): the maker
+    of each connector the source's events name in ``source.connector`` (the MySQL source writes mysql or
+    mariadb, as the server is). Class-level; without it the converter is refused before the pipeline starts."""
+
+    cloud_events: ClassVar[Mapping[str, CloudEventsMaker]]
 
 
 def offers(plugin: Any, capability: type) -> bool:

@@ -144,7 +144,7 @@ def sanitized_topic_name(name: str, unicode: bool = False) -> str:
 
 
 class Settings(Protocol):
-    """What the naming reads its options from (cdc.config.Config)."""
+    """What the naming reads its options from (cdc.core.config.Config)."""
 
     properties: dict[str, Any]
 

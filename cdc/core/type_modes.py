@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, TypeVar
 
-from cdc.config import Config
+from cdc.core.config import Config
 from cdc.core.errors import ConfigError
 
 Modes = TypeVar("Modes", bound="TypeModes")

@@ -248,3 +248,24 @@ def test_the_example_plugin_in_cdc_status_and_on_the_status_page(plugin_env: dic
     code, report = status()  # the pipeline stored the head of the log: all read
     assert (code, report["findings"], report["lag_seconds"]) == (0, [], 0.0), report
     assert report["details"] == {"transactions": "0 not read"}
+
+
+def test_the_example_plugin_through_the_cloudevents_converter(plugin_env: dict[str, str], tmp_path: Path) -> None:
+    """Debezium's CloudEvents converter takes a plugin's events as the built-in sources' ones: the source says
+    what their id and data are made of (cdc.core.source.MakesCloudEvents), nothing in cdc names it."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "cdc.cli", "memory", "--topic-prefix", "mem", "--snapshot-mode",
+                           "initial_only", "--output", str(out), "--offsets", str(tmp_path / "offsets.json"),
+                           "--set", "value.converter=io.debezium.converters.CloudEventsConverter"],
+                          env=plugin_env, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    values = [json.loads(line)["value"] for line in (out / "mem.contract.jsonl").read_text().splitlines()]
+    assert [v["data"]["payload"]["after"] for v in values] == [{"id": 3, "v": "b"}]  # the table as the log left it
+    event = values[0]
+    assert (event["id"], event["source"], event["type"]) == \
+        ("name:mem;txId:null", "/debezium/memory/mem", "io.debezium.connector.memory.DataChangeEvent")
+    assert event["iodebeziumop"] == "r" and event["data"]["schema"]["name"] == "io.debezium.connector.memory.Data"

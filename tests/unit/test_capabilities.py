@@ -16,18 +16,20 @@ from cdc.core.records import Batch
 from cdc.core.source import offers
 from tests.conftest import ROOT
 
-CLASS_LEVEL = ("Replayable", "ChecksReplay", "SnapshotsInParallel", "ReportsStatus", "HasSlots", "NamesItsMetrics")
+CLASS_LEVEL = ("Replayable", "ChecksReplay", "SnapshotsInParallel", "ReportsStatus", "HasSlots", "NamesItsMetrics",
+               "MakesCloudEvents")
 INSTANCE_LEVEL = ("ReportsStreaming", "NamesItsConnector", "TakesSignals", "DescribesTables", "SnapshotsIncrementally",
                   "NativeRows", "EncodedBatches", "ReportsLag", "Guarded", "ExplainsErrors")
 OFFERED = {
     "postgres": {"Replayable", "SnapshotsInParallel", "ReportsStatus", "HasSlots", "NamesItsMetrics",
-                 "ReportsStreaming", "NamesItsConnector", "TakesSignals", "DescribesTables", "SnapshotsIncrementally",
-                 "NativeRows", "EncodedBatches", "ReportsLag", "Guarded", "ExplainsErrors"},
-    "mysql": {"Replayable", "SnapshotsInParallel", "ReportsStatus", "NamesItsMetrics", "ReportsStreaming",
-              "NamesItsConnector", "TakesSignals", "DescribesTables", "SnapshotsIncrementally", "NativeRows",
-              "EncodedBatches", "ReportsLag"},
+                 "MakesCloudEvents", "ReportsStreaming", "NamesItsConnector", "TakesSignals", "DescribesTables",
+                 "SnapshotsIncrementally", "NativeRows", "EncodedBatches", "ReportsLag", "Guarded", "ExplainsErrors"},
+    "mysql": {"Replayable", "SnapshotsInParallel", "ReportsStatus", "NamesItsMetrics", "MakesCloudEvents",
+              "ReportsStreaming", "NamesItsConnector", "TakesSignals", "DescribesTables", "SnapshotsIncrementally",
+              "NativeRows", "EncodedBatches", "ReportsLag"},
     "sqlserver": {"Replayable", "ChecksReplay", "SnapshotsInParallel", "ReportsStatus", "NamesItsMetrics",
-                  "NamesItsConnector", "TakesSignals", "DescribesTables", "SnapshotsIncrementally", "ReportsLag"},
+                  "MakesCloudEvents", "NamesItsConnector", "TakesSignals", "DescribesTables", "SnapshotsIncrementally",
+                  "ReportsLag"},
 }
 
 
@@ -107,7 +109,22 @@ def test_a_plugin_that_predates_declared_options_is_tolerated() -> None:
     assert capabilities.declared_options(Bare) == ()
 
 
-USERS = ["cdc/spark/datasource.py", "cdc/pipeline.py", "cdc/status.py", "cdc/cli.py",
+
+def test_cloudevents_takes_its_makers_from_the_source() -> None:
+    """A source that does not say what CloudEvents' ids are made of is refused before the pipeline starts;
+    one that does gets them from its own declaration, whatever its connector's name."""
+    from cdc.converters import CLOUDEVENTS, converter_from_config
+    from cdc.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="MakesCloudEvents"):
+        converter_from_config(Config({"value.converter": CLOUDEVENTS}))
+    converter_from_config(Config({"key.converter": CLOUDEVENTS}))  # keys are written as null: no maker needed
+    makers = {"mydb": capabilities.CloudEventsMaker(("name", "pos"))}
+    serializer = converter_from_config(Config({"value.converter": CLOUDEVENTS}), cloud_events=makers).value
+    assert serializer.makers == makers
+
+USERS = ["cdc/spark/datasource.py", "cdc/pipeline.py", "cdc/status.py", "cdc/cli.py", "cdc/converters/__init__.py",
+         "cdc/converters/cloudevents.py",
          *(str(p.relative_to(ROOT)) for p in sorted((ROOT / "cdc" / "metrics").glob("*.py")))]
 # the only attribute look-ups left there, neither of them on a source
 ALLOWED = {("cdc/pipeline.py", 'getattr(store, "topic", None)'), ("cdc/metrics/page.py", "getattr(s, attribute)")}

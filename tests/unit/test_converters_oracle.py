@@ -31,6 +31,8 @@ from cdc.config import Config
 from cdc.converters import converter_from_config
 from cdc.converters.avro import AvroSerializer
 from cdc.core.header_converters import SimpleHeaderConverter
+from cdc.sources.mysql.source_info import CLOUD_EVENTS as BINLOG_CLOUD_EVENTS
+from cdc.sources.postgres.source_info import CLOUD_EVENTS as PG_CLOUD_EVENTS
 from tests.debezium_jars import debezium_lib
 from tests.unit.test_transforms_support import fixture_records, from_json
 
@@ -131,7 +133,8 @@ def test_avro_schema_and_bytes_as_avrodata(oracle: dict[tuple[str, str], list[An
 @pytest.mark.parametrize("fixture", PG + MARIADB)
 def test_cloudevents_as_debezium(oracle: dict[tuple[str, str], list[Any]], fixture: str, schemas: bool) -> None:
     converter = converter_from_config(Config({"value.converter": CLOUDEVENTS,
-                                              "value.converter.json.schemas.enable": str(schemas).lower()}))
+                                              "value.converter.json.schemas.enable": str(schemas).lower()}),
+                                      cloud_events={**PG_CLOUD_EVENTS, **BINLOG_CLOUD_EVENTS})
     expected = iter(oracle[("cloudevents" if schemas else "cloudevents-noschema", fixture)])
     compared = 0
     for record in _records(fixture):

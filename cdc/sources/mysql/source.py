@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import pymysql
@@ -49,7 +49,7 @@ from cdc.core.schema_history import SchemaHistory
 from cdc.core.snapshot_mode import Decision, Plan, decide, normalize
 from cdc.core.snapshot_restart import interrupted_attempt
 from cdc.core.snapshot_selection import OVERRIDES_FIX, PARALLEL_SNAPSHOT, TableName
-from cdc.core.source import SourceSettings
+from cdc.core.source import CloudEventsMaker, SourceSettings
 from cdc.core.topics import BINLOG_LAYOUT
 from cdc.sources.mysql import parallel
 from cdc.sources.mysql import snapshot as snap
@@ -64,7 +64,7 @@ from cdc.sources.mysql.reselect import table_lookup
 from cdc.sources.mysql.resume import Resume, plan, read_server_gtids
 from cdc.sources.mysql.signals import MySqlSignals
 from cdc.sources.mysql.snapshotter import MySqlSnapshotter, SnapshotSettings
-from cdc.sources.mysql.source_info import source_block
+from cdc.sources.mysql.source_info import CLOUD_EVENTS, source_block
 from cdc.sources.mysql.stream import BinlogChanges, StreamCallbacks, StreamSettings
 from cdc.sources.mysql.streamer import BinlogStreamer
 from cdc.sources.mysql.tables import TableCatalog, TableState
@@ -96,6 +96,8 @@ class MySqlSource:
                                                     "io.debezium.connector.mariadb.MariaDbConnector")
     options: ClassVar[tuple[Option, ...]] = MYSQL_OPTIONS
     metrics_plugin: ClassVar[str] = "mysql"  # Debezium's metrics label (cdc.core.source.NamesItsMetrics)
+    # Debezium's CloudEvents makers by connector (cdc.core.source.MakesCloudEvents)
+    cloud_events: ClassVar[Mapping[str, CloudEventsMaker]] = CLOUD_EVENTS
     # For readers that replay between two offsets (Spark): what locates an offset, and the sort
     # key of one between transactions (events' ``position`` starts with (file index, tx pos)).
     POSITION_KEYS: ClassVar[tuple[str, ...]] = ("file", "pos", "event", "row")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from cdc.core import connect
+from cdc.core.source import CloudEventsMaker
 from cdc.core.source_info import common_fields
 from cdc.version import VERSION
 
@@ -68,3 +69,9 @@ def source_block(
         "thread": thread,
         "query": query,
     }
+
+
+# What Debezium's CloudEventsConverter makes an event's id and data of (MySqlCloudEventsMaker,
+# MariaDbCloudEventsMaker: its data holds every envelope field; cdc.core.source.MakesCloudEvents).
+CLOUD_EVENTS = {"mysql": CloudEventsMaker(("name", "file", "pos")),
+                "mariadb": CloudEventsMaker(("name", "file", "pos"), data_fields=None)}

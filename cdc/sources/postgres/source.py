@@ -23,7 +23,7 @@ initial snapshot (snapshot.resumable) ``snapshot_progress`` (tables left, last k
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import psycopg
@@ -41,7 +41,7 @@ from cdc.core.records import Batch, ChangeEvent
 from cdc.core.snapshot_mode import Decision, Plan, decide
 from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt, is_slot_pending, slot_pending_offset
 from cdc.core.snapshot_selection import OVERRIDES_FIX, PARALLEL_SNAPSHOT
-from cdc.core.source import SourceSettings
+from cdc.core.source import CloudEventsMaker, SourceSettings
 from cdc.core.topics import POSTGRES_LAYOUT
 from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres import failover, parallel
@@ -60,6 +60,7 @@ from cdc.sources.postgres.server import ServerInfo
 from cdc.sources.postgres.signals import Signals, SignalSettings
 from cdc.sources.postgres.slot import ReplicationSlot
 from cdc.sources.postgres.snapshotter import Snapshotter
+from cdc.sources.postgres.source_info import CLOUD_EVENTS
 from cdc.sources.postgres.streamer import Streamer, StreamSettings
 from cdc.sources.postgres.tables import RowFormat, TableStates
 from cdc.sources.postgres.types import TypeModes, TypeRegistry
@@ -77,6 +78,8 @@ class PostgresSource:
     connector_classes: ClassVar[tuple[str, ...]] = ("io.debezium.connector.postgresql.PostgresConnector",)
     connector_name: ClassVar[str] = "postgresql"  # source.connector and the context header
     metrics_plugin: ClassVar[str] = "postgres"  # Debezium's metrics label (cdc.core.source.NamesItsMetrics)
+    # Debezium's CloudEvents makers by connector (cdc.core.source.MakesCloudEvents)
+    cloud_events: ClassVar[Mapping[str, CloudEventsMaker]] = CLOUD_EVENTS
     options: ClassVar[tuple[Option, ...]] = POSTGRES_OPTIONS  # with the slot guards' (guards.GUARD_OPTIONS)
     # For readers that replay between two offsets (Spark): what locates an offset, and the sort
     # key of one between transactions (events' ``position`` starts with their commit LSN).

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from cdc.core import connect
+from cdc.core.source import CloudEventsMaker
 from cdc.core.source_info import common_fields
 from cdc.version import VERSION
 
@@ -62,3 +63,8 @@ def source_block(
         "origin": origin,
         "origin_lsn": None,
     }
+
+
+# What Debezium's CloudEventsConverter makes a PostgreSQL event's id and data of (PostgresCloudEventsMaker;
+# cdc.core.source.MakesCloudEvents).
+CLOUD_EVENTS = {"postgresql": CloudEventsMaker(("name", "lsn", "txId", "sequence"))}

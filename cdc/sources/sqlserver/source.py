@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from cdc.config import CORE_OPTIONS, Config, Option
@@ -38,7 +38,7 @@ from cdc.core.schema_change import SchemaChangeEvents
 from cdc.core.snapshot_mode import Plan, decide, normalize
 from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt
 from cdc.core.snapshot_selection import OVERRIDES_FIX, PARALLEL_SNAPSHOT, TableName
-from cdc.core.source import SourceSettings
+from cdc.core.source import CloudEventsMaker, SourceSettings
 from cdc.core.topics import SQLSERVER_LAYOUT
 from cdc.sources.sqlserver import catalog, parallel
 from cdc.sources.sqlserver.changes import Position
@@ -48,7 +48,7 @@ from cdc.sources.sqlserver.events import EventBuilder
 from cdc.sources.sqlserver.queries import AGENT_STATUS
 from cdc.sources.sqlserver.signals import SqlServerSignals
 from cdc.sources.sqlserver.snapshot import Restart, Snapshot
-from cdc.sources.sqlserver.source_info import SOURCE_SCHEMA
+from cdc.sources.sqlserver.source_info import CLOUD_EVENTS, SOURCE_SCHEMA
 from cdc.sources.sqlserver.stream import DatabaseStream, Streamer, StreamSettings
 from cdc.sources.sqlserver.tables import CaptureInstance, TableState
 from cdc.sources.sqlserver.types import TypeModes
@@ -68,6 +68,8 @@ class SqlServerSource:
     connector_classes: ClassVar[tuple[str, ...]] = ("io.debezium.connector.sqlserver.SqlServerConnector",)
     connector_name: ClassVar[str] = "sqlserver"  # source.connector and the context header
     metrics_plugin: ClassVar[str] = "sql_server"  # Debezium's metrics label (cdc.core.source.NamesItsMetrics)
+    # Debezium's CloudEvents makers by connector (cdc.core.source.MakesCloudEvents)
+    cloud_events: ClassVar[Mapping[str, CloudEventsMaker]] = CLOUD_EVENTS
     options: ClassVar[tuple[Option, ...]] = SQLSERVER_OPTIONS  # SIGNAL_OPTIONS included
     # Spark's micro-batches (cdc.core.source.Replayable): the offset's per-database positions, or
     # Debezium's own single-database shape (an offset carried over from Debezium)

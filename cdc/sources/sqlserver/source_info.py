@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from cdc.core import connect
+from cdc.core.source import CloudEventsMaker
 from cdc.core.source_info import common_fields
 from cdc.sources.sqlserver.lsn import Lsn, text_or_none
 from cdc.version import VERSION
@@ -52,3 +53,8 @@ def source_block(
         "commit_lsn": text_or_none(commit_lsn),
         "event_serial_no": event_serial_no,
     }
+
+
+# What Debezium's CloudEventsConverter makes a SQL Server event's id and data of (SqlServerCloudEventsMaker;
+# cdc.core.source.MakesCloudEvents).
+CLOUD_EVENTS = {"sqlserver": CloudEventsMaker(("name", "change_lsn", "commit_lsn", "event_serial_no"))}
