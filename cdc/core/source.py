@@ -33,7 +33,7 @@ snapshot by implementing these; ``tests/fixtures/plugin_dist`` shows the smalles
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from cdc.core.errors import CdcError
     from cdc.core.incremental import IncrementalSnapshot
     from cdc.core.records import ChangeEvent
+    from cdc.core.snapshot_mode import Decision
     from cdc.metrics.findings import Finding
     from cdc.metrics.lag import LagReport
     from cdc.metrics.registry import PipelineMetrics
@@ -72,6 +73,58 @@ class Source(Protocol):
     def stop(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+# ---- the parts a source hands the core's coordinator (cdc.core.coordinator) ------------------------
+
+Offset = dict[str, Any]
+
+
+@runtime_checkable
+class ChangeEventSources(Protocol):
+    """A source's parts, which :class:`cdc.core.coordinator.Coordinator` runs in the start-up sequence written
+    once there (Debezium's ``ChangeEventSourceFactory``): a source's ``stream(offset)`` is the coordinator's
+    ``run(offset)``. Each step yields batches and returns the offset the next one starts from (the position
+    type stays the source's own: an offset is its Debezium-shaped dict). A plugin may subclass it to take the
+    defaults of ``prepare``, ``locate`` and ``log_gone`` (a log that reaches every offset)."""
+
+    # SCHEMA (snapshot.mode=no_data, recovery) reads the structure as a snapshot (snapshot.delay.ms and
+    # streaming.delay.ms apply, ``snapshot`` runs it); False: it only starts the log (``start_log`` runs it).
+    schema_is_snapshot: bool
+
+    def prepare(self, offset: Offset | None) -> None:
+        """Connect and check the server and the captured tables, before anything is decided (``offset``:
+        the stored one, markers included: whether the server-side state of its names is this pipeline's)."""
+
+    def locate(self, offset: Offset) -> tuple[Offset, bool]:
+        """The stored offset checked (another connector's or server's refused with a ConfigError or
+        OffsetStoreError), as it continues here, and whether the server's log still reaches it."""
+        return offset, True
+
+    def log_gone(self, offset: Offset) -> CdcError:
+        """The error, with its fix, for a stored offset the log no longer reaches (Plan.LOG_GONE)."""
+        from cdc.core.errors import SourceError
+
+        return SourceError("the stored offset is no longer in the source's log",
+                           fix="set snapshot.mode=when_needed to take a new snapshot, or delete the offset")
+
+    def snapshot(self, decision: Decision, offset: Offset | None,
+                 attempt: int) -> Generator[Batch, None, Offset | None]:
+        """Plan.SNAPSHOT, RESUME_SNAPSHOT (and SCHEMA where ``schema_is_snapshot``): the snapshot's batches, the
+        last one with the offset after it; returns the offset streaming starts at, None to stop here
+        (initial_only, or stopped). ``attempt``: the interrupted attempt before it (0: none)."""
+        ...
+
+    def start_log(self, decision: Decision, offset: Offset | None) -> Generator[Batch, None, Offset | None]:
+        """Plan.STREAM, LOG_START (and SCHEMA where not ``schema_is_snapshot``): what the stream needs before it
+        starts (a slot, the schema from the history); returns the offset it starts at."""
+        ...
+
+    def stream_from(self, start: Offset) -> Iterator[Batch]:
+        """The log from ``start`` on: batches in log order, each ending between transactions carrying the
+        offset to hand over after it, at least one every idle interval; signals (blocking and incremental
+        snapshots) between transactions."""
+        ...
 
 
 # ---- what some sources offer beyond the contract (checked with isinstance, not hasattr) ----------
