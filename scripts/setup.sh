@@ -17,9 +17,8 @@ if ! command -v odbcinst >/dev/null || ! odbcinst -q -d 2>/dev/null | grep -q Fr
   apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq unixodbc tdsodbc >/dev/null
 fi
 # The project (editable, distribution cdc-debezium) with the compiled row codec (native/, Rust,
-# distribution cdc-debezium-native, which cdc-debezium depends on under Linux x86_64/aarch64): built
-# here when cargo is present (again only when native/ changed), else taken from the package index,
-# else left out (rows converted in Python). scripts/wheels.sh OUT builds the wheels users install.
+# distribution cdc-debezium-native): built here when cargo is present (setup.py), else left out
+# (rows converted in Python). scripts/wheels.sh OUT builds the wheels users install.
 PYTHON="$python" bash scripts/wheels.sh --develop "$extras"
 bash scripts/postgres.sh start
 if [ -f scripts/mariadb.sh ] && [ "${CDC_SKIP_MARIADB:-0}" != 1 ]; then

@@ -14,10 +14,10 @@
 #       Needs cargo (and rustup for the targets that are not the host's). Prints each wheel's size.
 #
 #   scripts/wheels.sh --develop [EXTRAS]
-#       pip install -e ".[EXTRAS]" for a source checkout: the codec first (`pip install ./native`,
-#       rebuilt only when native/ changed) when cargo is present; without cargo pip takes
-#       cdc-debezium-native from the package index, and where it cannot (not published there),
-#       cdc is installed without it and converts rows in Python.
+#       pip install -e ".[EXTRAS]" for a source checkout (what `pip install -e .` does by itself:
+#       setup.py builds the codec from native/ when cargo is on PATH and leaves it out otherwise),
+#       after removing installs from before the rename; when the codec fails to build, cdc is
+#       installed without it (CDC_NATIVE=none) and converts rows in Python.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -31,39 +31,23 @@ develop() {
     "$python" -m pip uninstall -q -y cdc >/dev/null 2>&1 || true
   fi
   "$python" -m pip uninstall -q -y cdc-native >/dev/null 2>&1 || true
+  # setup.py decides: with cargo on PATH the codec is built from native/ (pip install ./native, by
+  # pip itself), without it cdc is installed alone (CDC_NATIVE=pin|build|none overrides).
   if command -v cargo >/dev/null; then
-    local stamp
-    stamp=$(cat native/Cargo.toml native/Cargo.lock native/pyproject.toml native/src/*.rs | sha1sum | cut -c1-12)
-    if [ "$(cat .local/native.stamp 2>/dev/null)" != "$stamp" ] || ! "$python" -c "import cdc_native" 2>/dev/null \
-        || ! "$python" -m pip show -q cdc-debezium-native >/dev/null 2>&1; then
-      echo "building the compiled row codec (native/, Rust)..." >&2
-      if "$python" -m pip install -q --disable-pip-version-check ./native >.local/native.log 2>&1; then
-        echo "$stamp" >.local/native.stamp
-      else
-        echo "building native/ failed (.local/native.log): rows are converted in Python" >&2
-      fi
-    fi
+    echo "building the compiled row codec (native/, Rust) with cdc..." >&2
   else
-    echo "no Rust toolchain (cargo): the compiled row codec is taken from the package index where it has a wheel" >&2
+    echo "no Rust toolchain (cargo): cdc without the compiled row codec (rows converted in Python)" >&2
   fi
   if "$python" -m pip install -q --disable-pip-version-check -e "$spec" >"$log" 2>&1; then
     return 0
   fi
-  if ! grep -q "cdc-debezium-native" "$log"; then
+  if [ "${CDC_NATIVE:-}" = none ] || ! grep -q "cdc-debezium-native\|cdc_native\|maturin\|cargo" "$log"; then
     cat "$log" >&2; echo "pip install failed (log above)" >&2; return 1
   fi
-  # The codec is neither built here nor to be had from the index: everything else, then cdc itself.
-  echo "cdc-debezium-native is not available here: installing cdc without it (rows converted in Python)" >&2
-  "$python" - "$extras" >.local/requirements.txt <<'PY'
-import sys, tomllib
-project = tomllib.load(open("pyproject.toml", "rb"))["project"]
-requirements = list(project["dependencies"])
-for extra in filter(None, sys.argv[1].split(",")):
-    requirements += project["optional-dependencies"][extra]
-print("\n".join(r for r in requirements if not r.startswith("cdc-debezium-native")))
-PY
-  if ! { "$python" -m pip install -q --disable-pip-version-check -r .local/requirements.txt \
-         && "$python" -m pip install -q --disable-pip-version-check --no-deps -e .; } >"$log" 2>&1; then
+  # The codec did not build: cdc without it, rather than nothing.
+  cp "$log" .local/native.log
+  echo "building native/ failed (.local/native.log): installing cdc without it (rows converted in Python)" >&2
+  if ! CDC_NATIVE=none "$python" -m pip install -q --disable-pip-version-check -e "$spec" >"$log" 2>&1; then
     cat "$log" >&2; echo "pip install failed (log above)" >&2; return 1
   fi
 }
@@ -102,7 +86,19 @@ for target in $targets; do
     "${compatibility[@]}" --out "$out" >&2
 done
 echo "building the pure-Python wheel of cdc-debezium..." >&2
-"$tools/venv/bin/pip" wheel -q --disable-pip-version-check --no-deps --wheel-dir "$out" . >&2
+# CDC_NATIVE=pin: the published wheel requires cdc-debezium-native==<version> where it has a wheel
+# (setup.py), so that `pip install cdc-debezium` brings the codec; a checkout's install does not.
+CDC_NATIVE=pin "$tools/venv/bin/pip" wheel -q --disable-pip-version-check --no-deps --wheel-dir "$out" . >&2
+if ! "$python" - "$out" <<'PY'; then
+import sys, tomllib, zipfile
+version = tomllib.load(open("pyproject.toml", "rb"))["project"]["version"]
+name = f"cdc_debezium-{version}-py3-none-any.whl"
+metadata = zipfile.ZipFile(f"{sys.argv[1]}/{name}").read(f"cdc_debezium-{version}.dist-info/METADATA").decode()
+if f"Requires-Dist: cdc-debezium-native=={version}; " not in metadata:
+    sys.exit(f"wheels.sh: {name} does not require cdc-debezium-native=={version}")
+PY
+  exit 1
+fi
 for wheel in "$out"/*.whl; do
   printf '%s\t%s bytes\n' "$(basename "$wheel")" "$(stat -c %s "$wheel")"
 done
