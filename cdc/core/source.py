@@ -127,6 +127,46 @@ class ChangeEventSources(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Partition:
+    """One part of a source's offset decided and snapshotted on its own (Debezium's partitions: SQL Server's
+    databases): its name, its stored offset (None: none), how the log names it (``database testDB``)."""
+
+    name: str
+    offset: Offset | None
+    label: str = ""
+
+
+@runtime_checkable
+class PartitionedChangeEventSources(Protocol):
+    """ChangeEventSources of a source whose offset holds one entry per partition (SQL Server: per database of
+    database.names). The coordinator decides each partition in turn (its stored offset, snapshot.mode) and
+    runs its snapshot or log start, then one stream reads every partition that streams: ``stream_from`` gets
+    the start offset of each (none: the run ends, initial_only)."""
+
+    schema_is_snapshot: bool
+
+    def partitions(self, offset: Offset | None) -> list[Partition]: ...
+
+    def prepare(self, partition: str, offset: Offset | None) -> None: ...
+
+    def locate(self, partition: str, offset: Offset) -> tuple[Offset, bool]: ...
+
+    def log_gone(self, partition: str, offset: Offset) -> CdcError: ...
+
+    def hold(self, partition: str, offset: Offset | None) -> None:
+        """Plan.NOTHING: the partition does not stream; its offset is kept as it is."""
+        ...
+
+    def snapshot(self, partition: str, decision: Decision, offset: Offset | None,
+                 attempt: int) -> Generator[Batch, None, Offset | None]: ...
+
+    def start_log(self, partition: str, decision: Decision,
+                  offset: Offset | None) -> Generator[Batch, None, Offset | None]: ...
+
+    def stream_from(self, starts: dict[str, Offset]) -> Iterator[Batch]: ...
+
+
 # ---- what some sources offer beyond the contract (checked with isinstance, not hasattr) ----------
 
 @runtime_checkable

@@ -13,7 +13,7 @@ from cdc.core.errors import CdcError, SourceError
 from cdc.core.records import Batch
 from cdc.core.snapshot_mode import Decision
 from cdc.core.snapshot_restart import attempt_offset, slot_pending_offset
-from cdc.core.source import ChangeEventSources
+from cdc.core.source import ChangeEventSources, Partition
 
 
 class Parts(ChangeEventSources):
@@ -121,3 +121,68 @@ def test_skipped_notification_on_a_start_without_a_snapshot() -> None:
     batches = run(Parts(), "initial", {"pos": 1}, notifier=notifier)
     assert batches[0].events and batches[0].offset is None
     assert not run(Parts(), "initial", None, notifier=notifier)[0].events
+
+
+class Databases:
+    """Partitioned parts: two databases, each with its entry in the offset (as SQL Server's)."""
+
+    schema_is_snapshot = True
+
+    def __init__(self, stop_after: str | None = None) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        self.stop_after = stop_after
+        self.stopped = False
+
+    def partitions(self, offset: dict[str, Any] | None) -> list[Partition]:
+        stored = (offset or {}).get("databases", {})
+        return [Partition(db, stored.get(db), f"database {db}") for db in ("a", "b")]
+
+    def prepare(self, partition: str, offset: dict[str, Any] | None) -> None:
+        self.calls.append(("prepare", partition))
+
+    def locate(self, partition: str, offset: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        return offset, True
+
+    def log_gone(self, partition: str, offset: dict[str, Any]) -> CdcError:
+        return SourceError(partition)
+
+    def hold(self, partition: str, offset: dict[str, Any] | None) -> None:
+        self.calls.append(("hold", partition))
+
+    def snapshot(self, partition: str, decision: Decision, offset: dict[str, Any] | None,
+                 attempt: int) -> Generator[Batch, None, dict[str, Any] | None]:
+        self.calls.append(("snapshot", partition, attempt))
+        self.stopped = partition == self.stop_after
+        yield Batch([], {"databases": {partition: {"lsn": 1}}})
+        return None if decision.then_stop else {"lsn": 1}
+
+    def start_log(self, partition: str, decision: Decision,
+                  offset: dict[str, Any] | None) -> Generator[Batch, None, dict[str, Any] | None]:
+        self.calls.append(("start_log", partition))
+        yield from ()
+        return offset
+
+    def stream_from(self, starts: dict[str, dict[str, Any]]) -> Iterator[Batch]:
+        self.calls.append(("stream", starts))
+        yield Batch(caught_up=True)
+
+
+def test_partitions_are_decided_in_turn_then_streamed_together() -> None:
+    parts = Databases()
+    offset = {"databases": {"a": {"lsn": 7}, "b": attempt_offset(0)}}
+    list(Coordinator.partitioned(parts, StartSettings("initial"), lambda: parts.stopped).run(offset))
+    assert parts.calls == [("prepare", "a"), ("start_log", "a"), ("prepare", "b"), ("snapshot", "b", 1),
+                           ("stream", {"a": {"lsn": 7}, "b": {"lsn": 1}})]
+
+
+def test_initial_only_partitions_hold_and_nothing_streams() -> None:
+    parts = Databases()
+    offset = {"databases": {"a": {"lsn": 7, "snapshot_only": True}}}
+    list(Coordinator.partitioned(parts, StartSettings("initial_only"), lambda: False).run(offset))
+    assert parts.calls == [("prepare", "a"), ("hold", "a"), ("prepare", "b"), ("snapshot", "b", 0)]
+
+
+def test_a_stop_during_a_partition_ends_the_run() -> None:
+    parts = Databases(stop_after="a")
+    list(Coordinator.partitioned(parts, StartSettings("initial"), lambda: parts.stopped).run(None))
+    assert parts.calls == [("prepare", "a"), ("snapshot", "a", 0)]

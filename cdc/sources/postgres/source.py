@@ -1,11 +1,12 @@
 """PostgreSQL source: logical replication with pgoutput, after an optional snapshot.
 
-This class is the coordinator (Debezium's ChangeEventSourceCoordinator): it checks the server, reads
-the stored offset, asks decide() what to do and runs the parts that do it, none of which holds another:
+This class wires the parts, none of which holds another, and hands them (change_sources.py, Debezium's
+PostgresChangeEventSourceFactory) to the core's coordinator (cdc.core.coordinator), which runs the start-up
+sequence every source shares: it reads the stored offset, asks decide() what to do and runs the parts that do it:
 
     connect, check the server (wal_level, privileges)          server.py
     the captured tables, the publication that holds them       publication.py
-    decide: snapshot?  (snapshot.mode, stored offset, slot present)   cdc.core.snapshot_mode
+    decide: snapshot?  (snapshot.mode, stored offset, slot present)   cdc.core.snapshot_mode, coordinator
       yes: CREATE_REPLICATION_SLOT ... (SNAPSHOT 'export')     slot.py        -> consistent point C
            read every table inside that snapshot                snapshotter.py -> op r events
     START_REPLICATION from C (or from the stored offset)       streamer.py
@@ -23,38 +24,34 @@ initial snapshot (snapshot.resumable) ``snapshot_progress`` (tables left, last k
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import psycopg
 
 from cdc.config import CORE_OPTIONS, Config, Option
 from cdc.core import signals as sig
-from cdc.core.delays import wait
+from cdc.core.coordinator import Coordinator, StartSettings
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.errors import CdcError, SourceError
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import IncrementalSnapshot
-from cdc.core.notifications import snapshot_skipped
 from cdc.core.post_processors import TableLookup
 from cdc.core.records import Batch, ChangeEvent
-from cdc.core.snapshot_mode import Decision, Plan, decide
-from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt, is_slot_pending, slot_pending_offset
+from cdc.core.snapshot_mode import Plan, decide
 from cdc.core.snapshot_selection import OVERRIDES_FIX, PARALLEL_SNAPSHOT
 from cdc.core.source import CloudEventsMaker, SourceSettings
 from cdc.core.topics import POSTGRES_LAYOUT
 from cdc.sources.postgres import catalog as cat
-from cdc.sources.postgres import failover, parallel
-from cdc.sources.postgres import pgoutput as po
+from cdc.sources.postgres import parallel
 from cdc.sources.postgres.blocking import BlockingReads
+from cdc.sources.postgres.change_sources import PostgresChangeEventSources
 from cdc.sources.postgres.config import POSTGRES_OPTIONS, message_prefix_filter
 from cdc.sources.postgres.connection import Connections, ConnectionSettings
 from cdc.sources.postgres.parallel_reads import ParallelSnapshot
-from cdc.sources.postgres.position import PgPosition
-from cdc.sources.postgres.publication import Publication, warn_about_keys
+from cdc.sources.postgres.publication import Publication
 from cdc.sources.postgres.relations import Relations
 from cdc.sources.postgres.replica_identity import ReplicaIdentities
-from cdc.sources.postgres.replication import SlotMissingError
 from cdc.sources.postgres.reselect import table_lookup
 from cdc.sources.postgres.server import ServerInfo
 from cdc.sources.postgres.signals import Signals, SignalSettings
@@ -102,7 +99,6 @@ class PostgresSource:
         self._rows = RowFormat()
         self._stopping = False
         self._stopping_on_error = False  # a failed run keeps its slot, whatever slot.drop.on.stop says
-        self._server: ServerInfo | None = None  # known once the server is checked
         self._connections = Connections(self.settings, lambda: self._stopping)
         types = TypeRegistry(self._connections.catalog)
         self._states = TableStates(topics=common.topics, types=types, modes=modes,
@@ -128,8 +124,14 @@ class PostgresSource:
             progress=config.get("snapshot.progress"), stopping=lambda: self._stopping, selection=common.snapshot)
         self._selection = common.snapshot
         self._delays = (common.snapshot_delay_ms, common.streaming_delay_ms)
-        self._notifier = self._snapshotter.notifier = common.notifier
+        self._snapshotter.notifier = common.notifier
         self._streamer = self._make_streamer(common, types)
+        self._parts = PostgresChangeEventSources(
+            catalog=self._connections.catalog, read_server=self._read_server, publication=self._publication,
+            replica_identities=self._replica_identities, relations=self._relations, slot=self._slot,
+            snapshotter=self._snapshotter, streamer=self._streamer, resumable=self._resumable)
+        self._coordinator = Coordinator(self._parts, StartSettings(self._snapshot_mode, *self._delays, common.notifier),
+                                        lambda: self._stopping)
         self._parallel = ParallelSnapshot(
             self.settings, self._connections.catalog, self._states, prefix=common.prefix, modes=modes,
             order_key=common.table_filter.order_key, fetch_size=config.get("snapshot.fetch.size"))
@@ -204,8 +206,9 @@ class PostgresSource:
         self._connections.close()
 
     def stream(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
+        """The core's start-up sequence (cdc.core.coordinator) over this source's parts (change_sources.py)."""
         try:
-            yield from self._run(offset)
+            yield from self._coordinator.run(offset)
         except GeneratorExit:
             # The consumer let go of the stream: after stop() a clean stop (slot.drop.on.stop applies),
             # else it failed downstream (a sink error), and the slot keeps what was not delivered.
@@ -216,131 +219,9 @@ class PostgresSource:
             self._stopping_on_error = True
             raise
 
-    # ---- start-up: offset -> decide() -> plan ------------------------------------------------
-
-    def _prepare(self, ours: bool) -> tuple[list[cat.CatalogTable], cat.SlotInfo]:
-        """Check the server, find the captured tables, make sure the publication holds them; the slot.
-        ``ours``: this pipeline has a stored offset, so the slot and publication of its names are its own."""
-        conn = self._connections.catalog()
-        self._server = self._read_server()
-        everything = cat.read_tables(conn)
-        tables = self._publication.prepare(everything, ours=ours, standby=self._server.standby)
-        if self._replica_identities.apply(conn, tables):  # replica.identity.autoset.values: keys may change
-            everything = cat.read_tables(conn)
-            tables = self._publication.refresh(everything)
-        self._relations.remember(everything)
-        warn_about_keys(tables)
-        slot = self._slot.inspect(ours)
-        failover.check(conn, self._server, self._slot.name, failover=self._slot.failover)
-        return tables, slot
-
-    def _run(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
-        tables, slot = self._prepare(ours=offset is not None)
-        assert self._server is not None
-        if is_slot_pending(offset):
-            # Stored just before this pipeline created its slot: the slot (if it got made) is ours, and no
-            # change was read from it yet; start as without an offset.
-            offset = None
-        attempt = interrupted_attempt(offset)
-        if attempt:
-            log.warning("the snapshot of an earlier run was interrupted: taking it again (each table starts with a "
-                        "truncate event, so consumers drop what they applied of the first attempt)")
-            offset = None
-        if offset is not None:
-            PgPosition.from_offset(offset)  # refuse another connector's offset before anything else
-            offset = self._server.check(offset)  # after a failover: where it continues on the promoted standby
-        decision = decide(self._snapshot_mode, offset, log_reaches=slot.exists)
-        log.info("start: %s (%s)", decision.plan.value, decision.reason)
-        if decision.plan is Plan.NOTHING:
-            return
-        if skipped := snapshot_skipped(self._notifier, decision.plan):
-            yield Batch(skipped)
-        if decision.plan is Plan.LOG_GONE:
-            raise self._slot_gone(offset)
-        snapshot = decision.plan in (Plan.RESUME_SNAPSHOT, Plan.SNAPSHOT)
-        if snapshot and not (yield from wait(self._delays[0], "snapshot.delay.ms", "the snapshot", self._is_stopping)):
-            return
-        if decision.plan is Plan.RESUME_SNAPSHOT:
-            assert offset is not None
-            start = yield from self._resume_snapshot(slot, tables, offset)
-        elif decision.plan is Plan.SNAPSHOT:
-            if offset is not None and offset.get("snapshot_progress") is not None:
-                log.warning("the stored offset is inside an initial snapshot but slot %s is gone: starting over",
-                            self._slot.name)
-            start = yield from self._initial_snapshot(slot, tables, temporary=decision.then_stop, attempt=attempt)
-        else:
-            start = yield from self._stream_start(slot, decision, offset)
-        if start is None:
-            return
-        if snapshot and not (yield from wait(self._delays[1], "streaming.delay.ms", "streaming", self._is_stopping)):
-            return
-        yield from self._streamer.stream(start, self._server)
-
     def _read_server(self) -> ServerInfo:
         return ServerInfo.read(self._connections.catalog(), self.settings.user, self.settings.dbname,
                                self._connections.replication)
-
-    @property
-    def _standby(self) -> bool:
-        """The server is a standby (known once checked): the slot is made there, waiting for its primary."""
-        return self._server is not None and self._server.standby
-
-    def _is_stopping(self) -> bool:
-        return self._stopping
-
-    def _slot_gone(self, offset: dict[str, Any] | None) -> SlotMissingError:
-        assert offset is not None
-        return SlotMissingError(
-            f"replication slot {self._slot.name!r} is gone, but an offset is stored for this pipeline "
-            f"(lsn {po.format_lsn(int(offset.get('lsn') or 0))}): changes since then cannot be read",
-            fix="set snapshot.mode=when_needed to re-snapshot, or delete the offset file to start over",
-        )
-
-    def _stream_start(self, slot: cat.SlotInfo, decision: Decision,
-                      offset: dict[str, Any] | None) -> Generator[Batch, None, dict[str, Any]]:
-        """SCHEMA / LOG_START: a slot made now, without a snapshot; STREAM: the slot there is, once free."""
-        if not slot.exists:
-            yield _slot_pending()
-            start_lsn, _ = self._slot.create(export=False, temporary=False, standby=self._standby)
-            return {"lsn": start_lsn, "txId": None, "ts_usec": None}
-        self._slot.acquire(slot)
-        if not decision.uses_offset or offset is None:
-            return {"lsn": slot.confirmed_flush_lsn or 0, "txId": None, "ts_usec": None}
-        return offset
-
-    def _resume_snapshot(self, slot: cat.SlotInfo, tables: list[cat.CatalogTable],
-                         offset: dict[str, Any]) -> Generator[Batch, None, dict[str, Any] | None]:
-        """A resumable snapshot goes on from its last chunk, as the tables are now (its exported snapshot is gone)."""
-        assert self._server is not None
-        self._slot.acquire(slot)
-        progress = offset["snapshot_progress"]
-        log.info("resuming the initial snapshot (snapshot.resumable): %d table(s) left",
-                 len(progress.get("tables") or ()))
-        return (yield from self._snapshotter.resumable(tables, None, int(offset["lsn"]), self._server, progress))
-
-    def _initial_snapshot(self, slot: cat.SlotInfo, tables: list[cat.CatalogTable], *, temporary: bool,
-                          attempt: int = 0) -> Generator[Batch, None, dict[str, Any] | None]:
-        """A new slot exporting its snapshot, the tables read in it; returns the offset streaming starts from
-        (None: stop here: initial_only, or stopped half way through a resumable snapshot)."""
-        assert self._server is not None
-        if slot.exists and not temporary:
-            self._slot.drop_for_snapshot(slot, "recreating it so the snapshot and the stream meet at one "
-                                               "consistent point")
-        resumable = self._resumable and not temporary
-        # Stored before the slot exists, not after: a run killed between the slot's creation and its first
-        # stored offset would find a slot and no offset, and refuse its own slot as another consumer's.
-        if resumable:
-            yield _slot_pending()
-        else:
-            yield Batch([], attempt_offset(attempt), commit_now=True)
-        start_lsn, snapshot_name = self._slot.create(export=True, temporary=temporary, standby=self._standby)
-        if resumable:
-            return (yield from self._snapshotter.resumable(tables, snapshot_name, start_lsn, self._server, None))
-        if self._resumable:
-            log.info("snapshot.resumable does not apply to snapshot.mode=initial_only (its slot is temporary)")
-        start = yield from self._snapshotter.initial(tables, snapshot_name, start_lsn, self._server, final=temporary,
-                                                     attempt=attempt)
-        return None if temporary else start
 
     # ---- the snapshot in parallel chunks (Spark's executors: cdc.spark.parallel) -------------
 
@@ -349,14 +230,14 @@ class PostgresSource:
         (parallel.py). The snapshot lives until :meth:`release_parallel_snapshot`. None when
         snapshot.mode takes no snapshot here: the stream starts as it would without Spark. A query starts
         without an offset, so an existing slot is refused as another consumer's, unless slot.takeover."""
-        tables, slot = self._prepare(ours=False)
+        tables, slot = self._parts.captured(ours=False)
         decision = decide(self._snapshot_mode, None, log_reaches=slot.exists)
         if decision.plan is not Plan.SNAPSHOT or decision.then_stop:
             return None
         self._selection.refuse_overrides(PARALLEL_SNAPSHOT, OVERRIDES_FIX)
         if slot.exists:
             self._slot.drop_for_snapshot(slot, "recreating it")
-        lsn, snapshot = self._slot.create(export=True, temporary=False, standby=self._standby)
+        lsn, snapshot = self._slot.create(export=True, temporary=False, standby=self._parts.standby)
         read = [t for t in tables if self._selection.snapshots((None, t.schema, t.name))]
         return self._parallel.plan(read, lsn, snapshot, chunk_rows)
 
@@ -443,7 +324,3 @@ class PostgresSource:
         return drop_slot(config, name)
 
 
-
-def _slot_pending() -> Batch:
-    """Stored right before the slot is created (snapshot_restart.SLOT_PENDING_KEY)."""
-    return Batch([], slot_pending_offset(), commit_now=True)
