@@ -824,9 +824,9 @@ def recover(cdc: Cdc, writer: Writer, timeout: float = 120) -> str:
 
 
 def finish(cdc: Cdc, writer: Writer) -> None:
-    """The end of every case, its running pipeline past the fault: a second more of changes, the writer
+    """The end of every case, its running pipeline past the fault: a hundred more changes, the writer
     stopped, all of them delivered, then a clean stop after which the next run repeats nothing."""
-    time.sleep(1)
+    writer.wait_ops(len(writer.ops) + 100)
     writer.stop()
     converge(cdc, writer)
     clean_stop_then_nothing_again(cdc, writer)

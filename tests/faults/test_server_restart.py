@@ -12,7 +12,6 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from tests.faults.harness import (
     seed,
     verify,
 )
+from tests.waits import wait_until
 
 pytestmark = [pytest.mark.faults, FULL]
 
@@ -132,7 +132,7 @@ def test_server_restart_mid_stream(private_source: tuple[Source, PrivateServer],
         writer.start()
         writer.wait_ops(300)
         server.stop()
-        time.sleep(1)
+        wait_until(lambda: writer.errors > 0, 30, "the writer to lose its connection to the stopped server")
         server.start()
         writer.wait_ops(len(writer.ops) + 300)
         record_property("outcome", recover(cdc, writer))

@@ -155,13 +155,16 @@ def test_broker_stopped_and_restarted_mid_stream(pg_db: dict[str, str], tmp_path
     with Pipeline(props, tmp_path / "o.json", sink=KafkaSink(config)) as p:  # type: ignore[arg-type]
         p.wait_ready()
         sql(pg_db, "INSERT INTO seq SELECT g FROM generate_series(1, 500) g")
-        time.sleep(1)
+        delivered = set(_ids(kafka_bootstrap, f"{topic_prefix}.public.seq", 500, timeout=60))
+        assert len(delivered) == 500, f"{len(delivered)} of the first 500 rows reached Kafka"
         subprocess.run([*script, "stop"], check=True, capture_output=True)
         if subprocess.run([*script, "status"], capture_output=True).returncode == 0 or _answers(kafka_bootstrap):
             pytest.skip("the broker on this port was not started by this checkout's scripts/kafka.sh")
         try:
             sql(pg_db, "INSERT INTO seq SELECT g FROM generate_series(501, 1000) g")
-            time.sleep(3)  # the pipeline reads on and blocks on the broker; offsets must not move
+            # A window in which nothing must happen: the pipeline reads on and blocks on the broker, and its
+            # offsets must not move (a fixed time on purpose).
+            time.sleep(3)
             committed = json.loads((tmp_path / "o.json").read_text())["offsets"]["test"]["lsn"]
             with psycopg.connect(pg_db["dsn"]) as conn:
                 wal = int(conn.execute("SELECT pg_current_wal_lsn() - '0/0'").fetchone()[0])

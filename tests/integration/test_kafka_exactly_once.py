@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from cdc.core.errors import SinkError
 from cdc.core.records import SinkRecord
 from tests.conftest import ROOT
 from tests.integration.test_pg_stream import sql
+from tests.waits import wait_until
 
 pytestmark = pytest.mark.kafka
 
@@ -86,6 +88,22 @@ def read(bootstrap: str, topic: str, committed: bool = True) -> list[Any]:
 
 def values(messages: list[Any]) -> list[bytes]:
     return [m.value() for m in messages]
+
+
+def transaction_ended(bootstrap: str, topic: str) -> Callable[[], bool]:
+    """Whether the transactions on partition 0 of ``topic`` have ended (a commit or abort marker written):
+    what a read_committed consumer can reach (the last stable offset) is the end of the log again."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    def end(isolation: str) -> int:
+        consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": uuid.uuid4().hex,
+                             "enable.auto.commit": False, "isolation.level": isolation})
+        try:
+            return int(consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10, cached=False)[1])
+        finally:
+            consumer.close()
+
+    return lambda: end("read_committed") == end("read_uncommitted")
 
 
 def test_committed_with_the_offset_is_visible_and_the_rest_is_not(kafka_bootstrap: str, topic_prefix: str) -> None:
@@ -213,7 +231,7 @@ def test_a_transaction_kafka_timed_out_is_said_so(kafka_bootstrap: str, topic_pr
     sink, store = transactional(kafka_bootstrap, topic_prefix, **{"producer.transaction.timeout.ms": "1000"})
     sink.write([SinkRecord(topic, b"1", b"slow")])
     sink.flush()
-    time.sleep(12)
+    wait_until(transaction_ended(kafka_bootstrap, topic), 60, "Kafka to abort the transaction open past its timeout")
     with pytest.raises(SinkError) as info:
         sink.write([SinkRecord(topic, b"1", b"slower")])
         sink.flush()
@@ -353,7 +371,15 @@ def storm(pg_db: dict[str, str], bootstrap: str, prefix: str, tmp_path: Path, *e
                 if rng.random() < 0.7:  # else the next kill may come before it streams
                     streaming(proc, conn)
             streaming(proc, conn)
-            time.sleep(1)
+            mark = written[-1] if written else 0
+
+            def live() -> bool:  # the last run delivers changes written while it streams
+                assert proc.poll() is None, logs[-1].read_text()[-3000:]
+                reader.poll(0.2)
+                return any(e["after"]["v"] > mark for e in reader.events)
+
+            wait_until(live, 60, f"a change after v={mark} from the last run",
+                       detail=lambda: logs[-1].read_text()[-3000:])
             stop.set()
             thread.join(10)
             expected = dict(conn.execute("SELECT id, v FROM storm").fetchall())  # type: ignore[arg-type]

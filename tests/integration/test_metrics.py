@@ -299,7 +299,7 @@ def test_mariadb_headline_lag_is_live_when_caught_up(mysql_server: dict[str, Any
         with conn.cursor() as cur:
             for i in range(1, 6):
                 cur.execute("INSERT INTO items VALUES (%s)", (i,))
-        time.sleep(3)  # the events wait in the binlog: read late
+        time.sleep(3)  # the events wait in the binlog, read late: a fixed time on purpose (their delay > 2 s, below)
         p = Pipeline(props, tmp_path / "offsets.json", source_cls=MySqlSource)
         m = monitored(p, "mysql")
         try:

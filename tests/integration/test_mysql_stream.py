@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -163,7 +162,9 @@ def test_snapshot_with_concurrent_writes_loses_nothing(mysql_server: dict[str, A
         with pipeline(mysql_db, tmp_path, **{"snapshot.fetch.size": "500", "max.batch.size": "500",
                                              "snapshot.locking.mode": locking}) as p:
             p.wait_ready()
-            time.sleep(1.0)
+            # streamed: a hundred inserts after the snapshot, the writer still going
+            p.wait_for(lambda rs: sum(1 for r in rs if r["value"] and r["value"]["payload"].get("op") == "c") >= 100,
+                       timeout=60)
             stop.set()
             thread.join()
             with conn.cursor() as cur:

@@ -51,8 +51,9 @@ def test_snapshot_then_stream_with_concurrent_writes(pg_db: dict[str, str], tmp_
     try:
         time.sleep(0.3)  # writes before, during and after the snapshot
         with Pipeline({**pg_db, "snapshot.mode": "initial", "snapshot.fetch.size": "2000"}, tmp_path / "o.json") as p:
-            p.wait_for(lambda rs: any(r["value"] and r["value"]["payload"]["op"] == "c" for r in rs), timeout=60)
-            time.sleep(1)
+            # streamed: a hundred inserts after the snapshot, the writer still going
+            p.wait_for(lambda rs: sum(1 for r in rs if r["value"] and r["value"]["payload"].get("op") == "c") >= 100,
+                       timeout=60)
             stop.set()
             thread.join()
             with psycopg.connect(pg_db["dsn"]) as conn:

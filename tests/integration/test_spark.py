@@ -10,6 +10,7 @@ import psycopg
 import pytest
 
 from tests.integration.test_pg_stream import sql
+from tests.waits import wait_until
 
 pytestmark = pytest.mark.spark
 
@@ -17,6 +18,12 @@ pytestmark = pytest.mark.spark
 def source_rows(db: dict[str, str]) -> list[tuple]:
     with psycopg.connect(db["dsn"]) as conn:
         return sorted(conn.execute("SELECT id, name, amount FROM accounts").fetchall())
+
+
+def slot_active(db: dict[str, str], slot: str) -> bool:
+    with psycopg.connect(db["dsn"]) as conn:
+        return bool(conn.execute("SELECT active FROM pg_replication_slots WHERE slot_name = %s "
+                                 "AND database = current_database()", (slot,)).fetchone() == (True,))
 
 
 def target_rows(spark: Any, path: Path, fmt: str) -> list[tuple]:
@@ -180,19 +187,24 @@ def test_kill_9_of_the_driver_then_restart(spark: Any, pg_db: dict[str, str], tm
                     conn.execute("DELETE FROM accounts WHERE id = %s", (n - 3,))
                 time.sleep(0.02)
 
+    def applied_after(mark: int) -> Callable[[], bool]:  # a row the writer inserted after id mark is in the target
+        return lambda: any(isinstance(r[0], int) and r[0] > mark for r in target_rows(spark, target, "parquet"))
+
     # A session of its own: kill -9 takes the whole driver (Python, its JVM and Python workers).
     first = subprocess.Popen(args, cwd=Path(__file__).resolve().parents[2], start_new_session=True)
     thread = threading.Thread(target=writer)
     try:
         wait_equal(lambda: len(target_rows(spark, target, "parquet")) >= 20, lambda: True)
         thread.start()
-        time.sleep(4)
+        wait_until(applied_after(1000), 120, "the first driver to apply the writer's changes", interval=1)
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
-        time.sleep(1)
+        wait_until(lambda: not slot_active(pg_db, "kill_slot"), 60, "PostgreSQL to release the killed driver's slot")
+        with psycopg.connect(pg_db["dsn"]) as conn:
+            mark = conn.execute("SELECT max(id) FROM accounts").fetchone()[0]  # type: ignore[index]
         second = subprocess.Popen(args, cwd=Path(__file__).resolve().parents[2], start_new_session=True)
         try:
-            time.sleep(3)
+            wait_until(applied_after(mark), 180, f"the second driver to apply a change after id {mark}", interval=1)
             stop.set()
             thread.join()
             wait_equal(lambda: target_rows(spark, target, "parquet"), lambda: source_rows(pg_db), timeout=120)

@@ -11,6 +11,7 @@ import pytest
 
 from tests.integration.test_mysql_stream import sql
 from tests.integration.test_spark import target_rows, wait_equal
+from tests.waits import wait_until
 
 pytestmark = [pytest.mark.spark, pytest.mark.mysql]
 
@@ -113,7 +114,11 @@ def test_mariadb_snapshot_in_parallel_chunks_under_a_writer(spark: Any, mysql_se
         query = (reader.load().writeStream.foreachBatch(changes_applier(str(target), ["id"], format="delta"))
                  .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(processingTime="1 second")
                  .start())
-        time.sleep(8)  # the writer runs through the snapshot's chunks
+        def snapshot_done() -> bool:  # the writer runs through the snapshot's chunks (micro-batch 0)
+            assert query.isActive, query.exception()
+            return (tmp_path / "checkpoint" / "commits" / "0").exists()
+
+        wait_until(snapshot_done, 180, "the snapshot's micro-batch", interval=0.5)
     finally:
         stop.set()
         thread.join()

@@ -14,6 +14,7 @@ import pytest
 
 from cdc.config import CORE_OPTIONS, Config
 from tests.integration.test_pg_stream import sql
+from tests.waits import wait_until
 
 pytestmark = pytest.mark.spark
 
@@ -181,7 +182,12 @@ def test_parallel_snapshot_under_a_concurrent_writer_and_a_restart(spark: Any, p
         planned = json.loads((checkpoint / "offsets" / "0").read_text().splitlines()[-1])
         assert len(planned["plan"]["chunks"]) >= 10, planned  # 200,000 rows and more in chunks of 20,000
         query = _query(spark, pg_db, target, checkpoint)
-        time.sleep(5)
+
+        def rereading() -> bool:  # its chunks read again (micro-batch 0 running, or done), the writer still going
+            assert query.isActive, query.exception()
+            return bool(query.status["isTriggerActive"]) or (checkpoint / "commits" / "0").exists()
+
+        wait_until(rereading, 120, "the restarted query to read the snapshot's chunks again", interval=0.2)
     finally:
         stop.set()
         thread.join()

@@ -299,7 +299,7 @@ def test_min_rows_per_batch_waits_for_more_up_to_max_trigger_delay(db: RecordedD
         db.commit("dbo", "customers", customer(4003))
         time.sleep(0.5)
         assert reader.latestOffset(end, None) == end  # one row, within the delay
-        time.sleep(2)
+        time.sleep(2)  # maxTriggerDelay (2s) passes: a fixed time on purpose
         later = reader.latestOffset(end, None)  # past the delay: what there is
         assert [r["after"]["id"] for r in rows_of(reader, end, later)] == [4003]
     finally:
