@@ -12,9 +12,10 @@
         XID / COMMIT      END of the transaction; the offset moves past it
         QUERY (DDL)       applied to the schema model, recorded in the history, schema change event
 
-This module is the coordinator (Debezium's ChangeEventSourceCoordinator): it reads the stored offset,
-lets ``decide()`` choose the plan, and wires the parts, none of which holds another: the snapshotter,
-the streamer, the schema history (history.py), the signals (signals.py), the table catalog (tables.py).
+This module wires the parts, none of which holds another: the snapshotter, the streamer, the schema history
+(history.py), the signals (signals.py), the table catalog (tables.py); the start-up steps (change_sources.py)
+go to the core's coordinator (cdc.core.coordinator), which reads the stored offset, lets ``decide()`` choose
+the plan and runs them.
 
 Offsets are Debezium's: ``file`` and ``pos`` where to restart (after the last transaction
 delivered, or the start of a transaction delivered in part), ``event`` rows events of that
@@ -32,36 +33,34 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import pymysql
 
 from cdc.config import CORE_OPTIONS, Config, Option
-from cdc.core.delays import wait
+from cdc.core.coordinator import Coordinator, StartSettings
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.envelope import now_ts
-from cdc.core.errors import CdcError, ConfigError, OffsetStoreError, SourceError
+from cdc.core.errors import CdcError, ConfigError
 from cdc.core.filters import NameFilter
 from cdc.core.heartbeat import Heartbeat
 from cdc.core.incremental import IncrementalSnapshot
 from cdc.core.native_row import native_module
-from cdc.core.notifications import snapshot_skipped
 from cdc.core.post_processors import TableLookup
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.schema import Table
 from cdc.core.schema_change import SchemaChangeEvents
 from cdc.core.schema_history import SchemaHistory
-from cdc.core.snapshot_mode import Decision, Plan, decide, normalize
-from cdc.core.snapshot_restart import interrupted_attempt
-from cdc.core.snapshot_selection import OVERRIDES_FIX, PARALLEL_SNAPSHOT, TableName
+from cdc.core.snapshot_mode import Plan, decide, normalize
+from cdc.core.snapshot_selection import OVERRIDES_FIX, PARALLEL_SNAPSHOT
 from cdc.core.source import CloudEventsMaker, SourceSettings
 from cdc.core.topics import BINLOG_LAYOUT
 from cdc.sources.mysql import parallel
 from cdc.sources.mysql import snapshot as snap
 from cdc.sources.mysql.capture import CaptureFilter
+from cdc.sources.mysql.change_sources import MySqlChangeEventSources
 from cdc.sources.mysql.chunks import ChunkTables
 from cdc.sources.mysql.config import MYSQL_OPTIONS
-from cdc.sources.mysql.connection import ConnectionSettings, ServerInfo, binlog_files, server_checks, with_retries
+from cdc.sources.mysql.connection import ConnectionSettings, ServerInfo, server_checks, with_retries
 from cdc.sources.mysql.gtids import DeliveredGtids
 from cdc.sources.mysql.history import SchemaHistoryRecords, open_history
 from cdc.sources.mysql.position import BinlogPosition, position_key
 from cdc.sources.mysql.reselect import table_lookup
-from cdc.sources.mysql.resume import Resume, plan, read_server_gtids
 from cdc.sources.mysql.signals import MySqlSignals
 from cdc.sources.mysql.snapshotter import MySqlSnapshotter, SnapshotSettings
 from cdc.sources.mysql.source_info import CLOUD_EVENTS, source_block
@@ -128,7 +127,6 @@ class MySqlSource:
             raise ConfigError("gtid.source.includes and gtid.source.excludes are both set; Debezium refuses that",
                               fix="keep one of them")
         self._gtid_sources = NameFilter(includes, excludes)  # the GTID sources whose transactions are captured
-        self._resume = Resume()  # how the stream starts: set by stream()
         self._selection = common.snapshot
         self._delays = (common.snapshot_delay_ms, common.streaming_delay_ms)
         self._tables = TableCatalog(config, topics=self.topics, capture=self.capture,
@@ -160,6 +158,13 @@ class MySqlSource:
         self._schema_events = SchemaChangeEvents(self.topics.schema_change_topic(), "mysql", self._tables.source_schema)
         self._conn: pymysql.connections.Connection | None = None  # queries beside the stream
         self._stopping = False
+        self._parts = MySqlChangeEventSources(
+            config, snapshot_mode=self.snapshot_mode, connect=self._connect, control_conn=self._control_conn,
+            server=self._server, schema_events=lambda: self._schema_events, gtid_sources=self._gtid_sources,
+            signals=self._signals, snapshotter=self._snapshotter, tables=self._tables, history=self._history,
+            selection=self._selection, offset=self._offset, stream=self._stream_from)
+        self._coordinator = Coordinator(self._parts, StartSettings(self.snapshot_mode, *self._delays, common.notifier),
+                                        self._is_stopping)
 
     # ---- the Source contract ----------------------------------------------------------------
 
@@ -197,24 +202,8 @@ class MySqlSource:
         self._history.close()
 
     def stream(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
-        conn = self._connect()
-        self._signals.check_table(conn)
-        attempt = interrupted_attempt(offset)
-        if attempt:
-            log.warning("the snapshot of an earlier run was interrupted: taking it again (each table starts with a "
-                        "truncate event, so consumers drop what they applied of the first attempt)")
-            offset = None
-        self._resume = resume = self._where_to_resume(conn, offset) if offset is not None else Resume()
-        decision = decide(self.snapshot_mode, offset, log_reaches=resume.reaches)
-        log.info("start: %s (%s)", decision.plan.value, decision.reason)
-        if decision.plan is Plan.NOTHING:
-            return
-        _check_log_gone(decision, resume)
-        if skipped := snapshot_skipped(self._notifier, decision.plan):
-            yield Batch(skipped)
-        start = yield from self._prepare(decision, offset, attempt)
-        if start is not None:
-            yield from self._stream_from(start)
+        """The core's start-up sequence (cdc.core.coordinator) over this source's parts (change_sources.py)."""
+        return self._coordinator.run(offset)
 
     @property
     def history(self) -> SchemaHistory:
@@ -222,20 +211,6 @@ class MySqlSource:
         return self._history.store
 
     # ---- start-up ---------------------------------------------------------------------------
-
-    def _where_to_resume(self, conn: pymysql.connections.Connection, offset: dict[str, Any]) -> Resume:
-        """How the stored offset continues on this server (resume.py); one written on another server is refused,
-        unless the stream goes by GTID and this server belongs to the same topology."""
-        info = self._server()
-        ignore = self.config.get("gtid.ignore.on.recovery")
-        resume = plan(offset, None if ignore else read_server_gtids(conn, info), lambda: binlog_files(conn),
-                      self._gtid_sources)
-        stored = offset.get("server_identity")
-        info.check_written_here("stored offset", stored, OffsetStoreError, topology=resume.by_gtid)
-        if resume.by_gtid:
-            where = "" if stored in (None, info.identity) else f", written on {stored}: another server of the topology"
-            log.info("resuming by GTID from %s%s", offset.get("gtids"), where)
-        return resume
 
     def _connect(self) -> pymysql.connections.Connection:
         """The control connection, the server checked and its facts handed to the parts that need them."""
@@ -250,61 +225,6 @@ class MySqlSource:
     def _server(self) -> ServerInfo:
         assert self.info is not None
         return self.info
-
-    def _prepare(self, decision: Decision, offset: dict[str, Any] | None,
-                 attempt: int) -> Generator[Batch, None, dict[str, Any] | None]:
-        """What the plan takes before streaming (a snapshot, the schema); the offset to stream from, None
-        when the plan ends with the snapshot."""
-        if decision.plan in (Plan.SNAPSHOT, Plan.SCHEMA):
-            with_data = decision.plan is Plan.SNAPSHOT
-            chunked = with_data and self.config.get("snapshot.resumable") and not decision.then_stop \
-                and self._signals.chunked_snapshot_possible()
-            if chunked:
-                self._selection.refuse_overrides("snapshot.resumable (its chunks are read by key, between "
-                                                 "watermarks)", "leave out snapshot.resumable or the overrides")
-            if not (yield from wait(self._delays[0], "snapshot.delay.ms", "the snapshot", self._is_stopping)):
-                return None
-            position = yield from self._snapshot(with_data=with_data and not chunked, final=decision.then_stop,
-                                                 chunked=chunked, attempt=attempt)
-            if decision.then_stop or not (yield from wait(self._delays[1], "streaming.delay.ms", "streaming",
-                                                           self._is_stopping)):
-                return None
-            self._resume = self._after_snapshot(position)
-            return self._offset(position)
-        if decision.plan is Plan.LOG_START:  # the whole binlog that is left, schema from its DDL alone
-            first = binlog_files(self._control_conn())[0]
-            log.warning("snapshot.mode=never: reading from the oldest binlog %s; tables created before it are unknown",
-                        first)
-            self._tables.use(self._tables.new_schema())
-            return {"file": first, "pos": 4, "event": 0, "row": 0}
-        # STREAM: the schema as the history has it at the offset
-        assert offset is not None
-        self._history.require(offset, self.snapshot_mode)
-        schema = self._history.replay(offset, self._tables.new_schema, by_gtid=self._resume.by_gtid)
-        self._tables.use(schema)
-        if schema is None:  # recovery: no history, rebuild it from the tables as they are now
-            yield from self._snapshot(with_data=False, final=False, at=offset)
-        return offset
-
-    def _after_snapshot(self, position: dict[str, Any]) -> Resume:
-        """How the stream goes on from this run's snapshot: by GTID, as Debezium's, when its GTIDs are exactly the
-        transactions before its position (a server that serves only GTID dumps needs it), else by its binlog file
-        and position (MySQL's snapshot under table locks: a commit elsewhere may slip between the two reads)."""
-        gtids = str(position.get("gtids") or "").replace("\n", "").strip()
-        if gtids and self._server().gtid_mode and self._snapshotter.gtids_exact \
-                and not self.config.get("gtid.ignore.on.recovery"):
-            return Resume(gtids)
-        return Resume()
-
-    def _snapshot(self, *, with_data: bool, final: bool, at: dict[str, Any] | None = None, chunked: bool = False,
-                  attempt: int = 0) -> Generator[Batch, None, dict[str, Any]]:
-        """The snapshot's batches, the last one with the offset after it; returns the position it ends at."""
-        last, position = yield from self._snapshotter.take(self._server(), self._schema_events, with_data=with_data,
-                                                           final=final, at=at, attempt=attempt)
-        if chunked:  # the rows come in chunks while streaming; the queue is in this very offset
-            self._signals.queue_initial_snapshot(lambda name: self._selection.snapshots(_table_name(name)))
-        yield Batch([last] if last is not None else [], self._offset(position), caught_up=final)
-        return position
 
     def _stream_from(self, offset: dict[str, Any]) -> Iterator[Batch]:
         info = self._server()
@@ -321,7 +241,7 @@ class MySqlSource:
         changes.recorded = self._history.covers
         if self.config.get("gtid.source.filter.dml.events") and not self._gtid_sources.is_open:
             changes.dml_wanted = self._gtid_sources
-        self._streamer.gtid_start, self._streamer.mariadb = self._resume.gtids, info.mariadb
+        self._streamer.gtid_start, self._streamer.mariadb = self._parts.resume.gtids, info.mariadb
         # a start without GTIDs (snapshot.mode=never: the oldest binlog) knows too little of what came before
         self._streamer.reopen_by_gtid = info.gtid_mode and bool(start.gtids) \
             and not self.config.get("gtid.ignore.on.recovery")
@@ -476,19 +396,3 @@ class MySqlSource:
         from cdc.sources.mysql.lag import status_report
 
         return status_report(config, offset)
-
-
-def _check_log_gone(decision: Decision, resume: Resume) -> None:
-    """This server cannot continue the stored offset (its binlog was purged; by GTID, it also lacks transactions
-    delivered): an error with its fix, or (when_needed) a new snapshot."""
-    if resume.gone is None or decision.plan not in (Plan.LOG_GONE, Plan.SNAPSHOT):
-        return
-    if decision.plan is Plan.LOG_GONE:
-        raise SourceError(resume.gone, fix=resume.fix)
-    log.warning("%s; taking a new snapshot (snapshot.mode=when_needed)", resume.gone)
-
-
-def _table_name(qualified: str) -> TableName:
-    """database.table as Debezium's MySQL connector names a table (a catalog, no schema)."""
-    database, _, table = qualified.partition(".")
-    return database, None, table
