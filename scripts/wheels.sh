@@ -33,7 +33,9 @@ develop() {
   "$python" -m pip uninstall -q -y cdc-native >/dev/null 2>&1 || true
   # setup.py decides: with cargo on PATH the codec is built from native/ (pip install ./native, by
   # pip itself), without it cdc is installed alone (CDC_NATIVE=pin|build|none overrides).
-  if command -v cargo >/dev/null; then
+  if [ -n "${CDC_NATIVE:-}" ]; then
+    echo "CDC_NATIVE=$CDC_NATIVE: the compiled row codec as setup.py says for it" >&2
+  elif command -v cargo >/dev/null; then
     echo "building the compiled row codec (native/, Rust) with cdc..." >&2
   else
     echo "no Rust toolchain (cargo): cdc without the compiled row codec (rows converted in Python)" >&2
@@ -44,9 +46,10 @@ develop() {
   if [ "${CDC_NATIVE:-}" = none ] || ! grep -q "cdc-debezium-native\|cdc_native\|maturin\|cargo" "$log"; then
     cat "$log" >&2; echo "pip install failed (log above)" >&2; return 1
   fi
-  # The codec did not build: cdc without it, rather than nothing.
+  # The codec did not build (or, with CDC_NATIVE=pin, is not on the index): cdc without it, rather than nothing.
   cp "$log" .local/native.log
-  echo "building native/ failed (.local/native.log): installing cdc without it (rows converted in Python)" >&2
+  echo "the compiled row codec could not be installed (.local/native.log): installing cdc without it" \
+    "(rows converted in Python)" >&2
   if ! CDC_NATIVE=none "$python" -m pip install -q --disable-pip-version-check -e "$spec" >"$log" 2>&1; then
     cat "$log" >&2; echo "pip install failed (log above)" >&2; return 1
   fi
