@@ -1,7 +1,8 @@
 """SQL Server source: CDC change tables polled by LSN, after an optional snapshot.
 
-The coordinator (Debezium's ChangeEventSourceCoordinator): it wires the parts, none of which holds
-another, and decides per database what to do at start.
+This class wires the parts, none of which holds another; the start-up steps of each database
+(change_sources.py) go to the core's coordinator (cdc.core.coordinator, each database a partition), which
+decides per database what to do at start:
 
     for each database of database.names:
       connect, check CDC is enabled (database, included tables)
@@ -27,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from cdc.config import CORE_OPTIONS, Config, Option
-from cdc.core.delays import wait
+from cdc.core.coordinator import Coordinator, StartSettings
 from cdc.core.emitter import ChangeEmitter
 from cdc.core.errors import ConfigError, SourceError
 from cdc.core.heartbeat import Heartbeat
@@ -36,18 +37,17 @@ from cdc.core.records import Batch, ChangeEvent
 from cdc.core.retry import RetryPolicy
 from cdc.core.schema_change import SchemaChangeEvents
 from cdc.core.snapshot_mode import Plan, decide, normalize
-from cdc.core.snapshot_restart import attempt_offset, interrupted_attempt
-from cdc.core.snapshot_selection import OVERRIDES_FIX, PARALLEL_SNAPSHOT, TableName
+from cdc.core.snapshot_selection import OVERRIDES_FIX, PARALLEL_SNAPSHOT
 from cdc.core.source import CloudEventsMaker, SourceSettings
 from cdc.core.topics import SQLSERVER_LAYOUT
 from cdc.sources.sqlserver import catalog, parallel
+from cdc.sources.sqlserver.change_sources import SqlServerChangeEventSources
 from cdc.sources.sqlserver.changes import Position
 from cdc.sources.sqlserver.config import SNAPSHOT_MODES, SQLSERVER_OPTIONS
 from cdc.sources.sqlserver.connection import ConnectionSettings, OdbcConnection, QueryLayer
 from cdc.sources.sqlserver.events import EventBuilder
 from cdc.sources.sqlserver.queries import AGENT_STATUS
 from cdc.sources.sqlserver.signals import SqlServerSignals
-from cdc.sources.sqlserver.snapshot import Restart, Snapshot
 from cdc.sources.sqlserver.source_info import CLOUD_EVENTS, SOURCE_SCHEMA
 from cdc.sources.sqlserver.stream import DatabaseStream, Streamer, StreamSettings
 from cdc.sources.sqlserver.tables import CaptureInstance, TableState
@@ -135,6 +135,15 @@ class SqlServerSource:
                                  end_idle_s=config.get("transaction.end.idle.ms") / 1000,
                                  heartbeat=Heartbeat(self.prefix, self._common.topics.heartbeat_topic(),
                                                      config.get("heartbeat.interval.ms")))
+        self._parts = SqlServerChangeEventSources(
+            config, self._common, databases=self.databases, signals=self.signals, streamer=self.streamer,
+            held=self._held, open_conn=self._open, close_conn=self._close, builder=self._builder, state=self._state,
+            stream_settings=self._stream_settings, resume=self._resume, offset=self._offset,
+            stopping=self._is_stopping)
+        # no SKIPPED notification: the SQL Server source has not sent it (SILENT)
+        self._coordinator = Coordinator.partitioned(
+            self._parts, StartSettings(self.snapshot_mode, self._common.snapshot_delay_ms,
+                                       self._common.streaming_delay_ms), self._is_stopping)
 
     # ---- the Source contract ----------------------------------------------------------------
 
@@ -158,24 +167,17 @@ class SqlServerSource:
         self.signals.close()
 
     def stream(self, offset: dict[str, Any] | None) -> Iterator[Batch]:
-        stored = self._stored(offset)
+        """The core's start-up sequence (cdc.core.coordinator) over this source's parts (change_sources.py),
+        one database a partition."""
+        self._parts.stored(offset)  # another source's offset is refused before anything
         self.streamer.streams.clear()  # a restarted run (the engine's, after close) starts from ``offset`` alone
         self._held.clear()
         self.signals.restore(offset or {})
         self._last_offset = dict(offset or {})
-        for batch in self._run(stored):
+        for batch in self._coordinator.run(offset):
             if batch.offset is not None:
                 self._last_offset = batch.offset  # what a reconnect restores the signal state from
             yield batch
-
-    def _run(self, stored: dict[str, dict[str, Any]]) -> Iterator[Batch]:
-        for database in self.databases:
-            yield from self._start_database(database, stored.get(database))
-            if self._stopping:  # (during a wait of snapshot.delay.ms / streaming.delay.ms)
-                return
-        if not self.streamer.streams:
-            return  # initial_only: every database has its snapshot
-        yield from self.streamer.run()
 
     # ---- operating: lag and status (cdc.core.source: ReportsLag, ReportsStatus; the code: lag.py) ----
 
@@ -267,15 +269,6 @@ class SqlServerSource:
 
     # ---- the parts' shared pieces ---------------------------------------------------------------
 
-    def _stored(self, offset: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
-        if not offset:
-            return {}
-        if "databases" in offset:
-            return dict(offset["databases"])
-        if "commit_lsn" in offset and len(self.databases) == 1:  # Debezium's single-database shape
-            return {self.databases[0]: offset}
-        raise SourceError("the stored offset is not a SQL Server offset", fix="delete it to start over")
-
     def _reach(self, database: str) -> QueryLayer:
         """A new connection to ``database`` under the retry policy: a server restarting or out of reach is
         tried again, a refused login is not (connection.translate says which)."""
@@ -287,6 +280,10 @@ class SqlServerSource:
         conn = self._reach(database)
         self._conns.append(conn)
         return conn
+
+    def _close(self, conn: QueryLayer) -> None:
+        conn.close()
+        self._conns.remove(conn)
 
     def _state(self, instance: CaptureInstance) -> TableState:
         return TableState(instance, topics=self._common.topics, modes=self.modes,
@@ -328,115 +325,3 @@ class SqlServerSource:
             # signals acted on after that batch are read again: their effects start over too
             self.signals.restore(self._last_offset)
         return replacement
-
-    def _start_database(self, database: str, stored: dict[str, Any] | None) -> Iterator[Batch]:
-        """What ``database`` does first, as core decides from snapshot.mode and its stored offset
-        (cdc.core.snapshot_mode): stream on from the offset, take a snapshot (again), or nothing."""
-        conn = self._open(database)
-        instances = self._check_tables(conn)
-        attempt = interrupted_attempt(stored)
-        if attempt:
-            log.warning("database %s: the snapshot of an earlier run was interrupted: taking it again (each table "
-                        "starts with a truncate event, so consumers drop what they applied of the first attempt)",
-                        database)
-            stored = None
-        gone = catalog.purged(conn, instances, Position.from_offset(stored).commit_lsn) if stored else None
-        decision = decide(self.snapshot_mode, stored, log_reaches=gone is None)
-        log.info("database %s: %s (%s)", database, decision.plan.value, decision.reason)
-        if decision.plan is Plan.NOTHING:
-            self._held[database] = stored or {}
-        elif decision.plan is Plan.STREAM:
-            assert stored is not None
-            self.streamer.add(self._resume(conn, stored, instances))
-        elif decision.plan in (Plan.SNAPSHOT, Plan.SCHEMA):
-            if gone is not None:
-                log.warning("%s; taking a new snapshot (%s)", gone.message, decision.reason)
-            stopping = self._is_stopping
-            if not (yield from wait(self._common.snapshot_delay_ms, "snapshot.delay.ms",
-                                    f"the snapshot of database {database}", stopping)):
-                return
-            yield from self._snapshot_database(conn, instances, with_data=decision.plan is Plan.SNAPSHOT,
-                                               then_stop=decision.then_stop, attempt=attempt)
-            if not decision.then_stop:  # Debezium's, after each database's snapshot
-                yield from wait(self._common.streaming_delay_ms, "streaming.delay.ms", "streaming", stopping)
-        elif decision.plan is Plan.LOG_GONE and gone is not None:
-            raise gone
-        else:  # LOG_START (never), RESUME_SNAPSHOT: a mode and an offset SQL Server has not
-            raise SourceError(f"database {database}: {decision.plan.value} ({decision.reason}) is not something the "
-                              "SQL Server source does", fix=f"set snapshot.mode to one of {', '.join(SNAPSHOT_MODES)}")
-
-    def _check_tables(self, conn: QueryLayer) -> list[CaptureInstance]:
-        """CDC on ``conn``'s database and its included tables, the signal table as it must be: the capture
-        instances of the included tables, the signal table's left out."""
-        catalog.check_database(conn)
-        instances = catalog.read_instances(conn, self._common.table_filter)
-        catalog.require_instances(conn, instances, self._common.table_filter)
-        self.signals.check_table(conn)
-        return [i for i in instances if not self.signals.is_signal_table(conn.database, i)]
-
-    def _snapshot_database(self, conn: QueryLayer, instances: list[CaptureInstance], *, with_data: bool,
-                           then_stop: bool, attempt: int) -> Iterator[Batch]:
-        """The snapshot (snapshot.py), then the database's stream from its LSN (or, initial_only, its offset
-        held). Before its first row this database's offset is the restart marker of attempt ``attempt`` + 1
-        (cdc.core.snapshot_restart). snapshot.resumable: the rows come in chunks while streaming instead,
-        the queue in the first offset."""
-        database = conn.database
-        chunked = self._chunked(database, with_data and not then_stop)
-        rows = with_data and not chunked
-        restart = None
-        if rows:
-            self._held[database] = attempt_offset(attempt)
-            restart = Restart(self._offset(), restarted=attempt > 0)
-        builder = self._builder(database)
-        snap_conn = self._open(database)
-        snapshot = self._snapshotter(snap_conn, builder, with_data=rows,
-                                     row_counts=catalog.row_counts(conn) if rows else {})
-        yield from snapshot.run(instances, restart)  # no other offset until the snapshot is complete
-        snap_conn.close()
-        self._conns.remove(snap_conn)
-        self._held.pop(database, None)
-        stream = DatabaseStream(conn, builder, self._stream_settings(), Position(snapshot.lsn), self._state)
-        self.signals.wire(stream)
-        stream.start([plan.current for plan in snapshot.plans.values()]
-                     + [plan.next for plan in snapshot.plans.values() if plan.next is not None])
-        if then_stop:
-            self._held[database] = {**stream.offset(), "snapshot_only": True}
-        else:
-            self.streamer.add(stream)
-            if chunked:
-                self.signals.queue_initial_snapshot(database, lambda name: self._common.snapshot.snapshots(
-                    _table_name(name)))
-        yield Batch([], self._offset())
-
-    def _chunked(self, database: str, resumable: bool) -> bool:
-        """Whether snapshot.resumable reads the rows in chunks between watermarks while streaming."""
-        if not resumable or not self.config.get("snapshot.resumable"):
-            return False
-        if not self.signals.reads_watermarks(database):
-            log.warning("snapshot.resumable needs the signal table (signal.data.collection, channel 'source') in "
-                        "database %s for the watermarks of its chunks: taking the classic snapshot", database)
-            return False
-        self._common.snapshot.refuse_overrides("snapshot.resumable (its chunks are read by key, between "
-                                               "watermarks)", "leave out snapshot.resumable or the overrides")
-        return True
-
-    def _snapshotter(self, conn: QueryLayer, builder: EventBuilder, *, with_data: bool,
-                     row_counts: dict[int, int]) -> Snapshot:
-        config, database, table_filter = self.config, conn.database, self._common.table_filter
-        snapshot = Snapshot(conn, builder, isolation=config.get("snapshot.isolation.mode"),
-                            lock_timeout_ms=config.get("snapshot.lock.timeout.ms"),
-                            fetch_size=config.get("snapshot.fetch.size"), with_data=with_data,
-                            read_structure=lambda: [i for i in catalog.read_instances(conn, table_filter)
-                                                    if not self.signals.is_signal_table(database, i)],
-                            make_state=self._state, stopping=lambda: self._stopping,
-                            progress=config.get("snapshot.progress"),
-                            estimated_rows=lambda instance: row_counts.get(instance.source_object_id))
-        snapshot.notifier = self._common.notifier
-        snapshot.selection = self._common.snapshot
-        return snapshot
-
-
-def _table_name(qualified: str) -> TableName:
-    """database.schema.table as Debezium's SQL Server connector names a table."""
-    database, schema, table = qualified.split(".", 2)
-    return database, schema, table
