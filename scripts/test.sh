@@ -24,4 +24,5 @@ else
   echo "test.sh: NOTE: no Rust toolchain with clippy (cargo, cargo clippy) on PATH: native/'s cargo test and" \
        "cargo clippy are skipped (CDC_REQUIRE_SERVERS=1 makes this a failure)" >&2
 fi
-exec "$python" -m pytest -q -rs -p no:cacheprovider "$@"
+# --durations: the slowest tests, printed for whoever looks at the test command's time next.
+exec "$python" -m pytest -q -rs --durations=15 -p no:cacheprovider "$@"
