@@ -25,10 +25,11 @@ from pymysqlreplication.event import (
 )
 from pymysqlreplication.row_event import DeleteRowsEvent, TableMapEvent, UpdateRowsEvent, WriteRowsEvent
 
-from cdc.sources.mysql.binlog_compat import annotating, patch_query_event_status_vars
+from cdc.sources.mysql.binlog_compat import annotating, leave_reconnects_to_cdc, patch_query_event_status_vars
 from cdc.sources.mysql.tls import CheckedConnection  # TLS as database.ssl.mode says
 
 patch_query_event_status_vars()  # MariaDB 11's query-event status variables (binlog_compat.py)
+leave_reconnects_to_cdc()  # a lost connection reopened where the delivered events end (binlog_compat.py)
 
 ROW_EVENTS = (WriteRowsEvent, UpdateRowsEvent, DeleteRowsEvent)
 EVENTS = [

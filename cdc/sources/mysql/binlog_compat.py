@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pymysqlreplication import binlogstream
 from pymysqlreplication.event import QueryEvent
 from pymysqlreplication.exceptions import StatusVariableMismatch
 
@@ -125,3 +126,14 @@ def annotating(connection_class: type) -> type:
             super()._write_bytes(data)
 
     return AnnotatingConnection
+
+
+def leave_reconnects_to_cdc() -> None:
+    """Make a lost stream connection an error of the reader, which cdc's retry reopens itself.
+
+    On a lost connection (2013, 2006) the library reconnects by itself, from the position it was opened
+    at when it streams by GTID (``auto_position``): every event read since comes again (seen in the fault
+    suite: each connection kill replayed the whole stream so far). cdc's reopen
+    (streamer.Streamer._events) starts at the first transaction not read whole and skips the rows events
+    of it already delivered, by GTID or by file and position alike."""
+    binlogstream.MYSQL_EXPECTED_ERROR_CODES = []
