@@ -9,8 +9,8 @@
 Values the events lack (unchanged TOASTed values PostgreSQL did not send) are never written: they
 are taken from the key's earlier events in the batch or from the target (cdc.spark.unavailable).
 
-As a Delta Lake MERGE when Delta is on the classpath (new columns are added to the target
-first, so a column added at the source appears in the table); otherwise plain Parquet,
+As a Delta Lake MERGE when Delta is on the classpath (the target's schema first follows the
+source's per ``schema_changes``: cdc.spark.evolve); otherwise plain Parquet,
 rewritten into a new folder that replaces the old one (fine for a local run, not for
 concurrent readers). Replaying a micro-batch leaves the same table: upserts are by key and
 SCD2 versions by (key, valid_from).
@@ -20,6 +20,8 @@ from __future__ import annotations
 import shutil
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from cdc.core.unavailable import DEFAULT_PLACEHOLDER
-from cdc.spark import unavailable
+from cdc.spark import evolve, unavailable
 from cdc.spark.schema import HEADERS, UNAVAILABLE
 from cdc.spark.session import delta_available
 
@@ -82,14 +84,18 @@ def apply_changes(
     scd_type: int = 1,
     format: str | None = None,
     unavailable_placeholder: str = DEFAULT_PLACEHOLDER,
+    schema_changes: str = "evolve",
 ) -> None:
     """Apply one batch of events (columns ``op``, ``before``, ``after``, ``sequence_by``; ``_unavailable``
     and ``headers`` when there) to the table at path ``target``. ``format``: "delta" or "parquet"
     (default: delta when available). ``unavailable_placeholder``: the source's
     ``unavailable.value.placeholder``, which tells the values it did not send in events without
-    ``_unavailable`` (read from Kafka): those keep the target's value."""
+    ``_unavailable`` (read from Kafka): those keep the target's value. ``schema_changes``: what a
+    column added or a type changed at the source does to a Delta target (``cdc.spark.evolve``:
+    evolve, try-evolve, lenient, ignore, fail)."""
     if scd_type not in (1, 2):
         raise ValueError("scd_type must be 1 or 2")
+    evolve.check_policy(schema_changes)
     spark = events.sparkSession
     fmt = format or ("delta" if delta_available(spark) else "parquet")
     after_type = events.schema["after"].dataType
@@ -121,6 +127,7 @@ def apply_changes(
         if summary is None or not summary["rows"]:
             return
         truncated_at = summary["truncated_at"]
+        target_schema = TargetSchema(schema_changes, evolve.defaults(after_type))
         # A snapshot's rows hold each key once, and so do changes of as many keys as rows (no key NULL,
         # no truncate): no need to find the latest event per key (a window: a sort of the whole batch,
         # measured here at a third of a 300,000-change MERGE; counting the keys costs far less).
@@ -143,11 +150,14 @@ def apply_changes(
                 Window.partitionBy(*keys).orderBy(F.col("_seq").desc()))).where("_rn = 1").drop("_rn")
             if fmt == "delta":
                 key_range = (summary["low"], summary["high"]) if not summary["null_keys"] else (None, None)
-                _merge_delta_scd1(spark, target, latest, keys, columns, key_range)
+                _merge_delta_scd1(spark, target, latest, keys, columns, key_range, target_schema)
             else:
                 _merge_parquet_scd1(spark, target, latest, keys, columns)
         else:
-            (_merge_delta_scd2 if fmt == "delta" else _merge_parquet_scd2)(spark, target, changes, keys, columns)
+            if fmt == "delta":
+                _merge_delta_scd2(spark, target, changes, keys, columns, target_schema)
+            else:
+                _merge_parquet_scd2(spark, target, changes, keys, columns)
     finally:
         flat.unpersist()
 
@@ -193,16 +203,18 @@ def _create_delta(rows: DataFrame, target: str) -> None:
     rows.write.format("delta").option("delta.enableDeletionVectors", "true").save(target)
 
 
-def _add_new_columns(spark: SparkSession, target: str, source: DataFrame, columns: Sequence[str]) -> None:
-    existing = set(spark.read.format("delta").load(target).columns)
-    new = [f for f in source.schema.fields if f.name in columns and f.name not in existing]
-    if new:
-        spec = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in new)
-        spark.sql(f"ALTER TABLE delta.`{target}` ADD COLUMNS ({spec})")
+@dataclass(frozen=True)
+class TargetSchema:
+    """What a schema change at the source does to the target (cdc.spark.evolve), and the source
+    columns' defaults (given to the rows a target holds when their column is added)."""
+
+    policy: str = "evolve"
+    defaults: Mapping[str, Any] = dataclass_field(default_factory=dict)
 
 
 def _merge_delta_scd1(spark: SparkSession, target: str, latest: DataFrame, keys: Sequence[str],
-                      columns: Sequence[str], key_range: tuple[Any, Any] = (None, None)) -> None:
+                      columns: Sequence[str], key_range: tuple[Any, Any] = (None, None),
+                      schema: TargetSchema = TargetSchema()) -> None:
     """``key_range``: the batch's lowest and highest first key column; as a condition on the target
     it lets Delta skip the files whose key statistics lie outside it (a join condition alone does not)."""
     from delta.tables import DeltaTable
@@ -211,7 +223,7 @@ def _merge_delta_scd1(spark: SparkSession, target: str, latest: DataFrame, keys:
     if not _delta_exists(spark, target):
         _create_delta(latest.where("_op != 'd'").select(*data_columns), target)
         return
-    _add_new_columns(spark, target, latest, data_columns)
+    latest, data_columns = evolve.fit_target(spark, target, latest, data_columns, schema.policy, schema.defaults)
     condition = F.lit(True)
     for k in keys:
         condition = condition & F.col(f"t.`{k}`").eqNullSafe(F.col(f"s.`{k}`"))
@@ -237,21 +249,21 @@ def _versions(flat: DataFrame, keys: Sequence[str], columns: Sequence[str]) -> D
 
 
 def _merge_delta_scd2(spark: SparkSession, target: str, flat: DataFrame, keys: Sequence[str],
-                      columns: Sequence[str]) -> None:
+                      columns: Sequence[str], schema: TargetSchema = TargetSchema()) -> None:
     from delta.tables import DeltaTable
 
     versions = _versions(flat, keys, columns)
     if not _delta_exists(spark, target):
         _create_delta(versions, target)
         return
-    _add_new_columns(spark, target, versions, versions.columns)
+    versions, written = evolve.fit_target(spark, target, versions, versions.columns, schema.policy, schema.defaults)
     first = flat.groupBy(*keys).agg(F.min("_seq").alias("_first"))
     key_match = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
     table = DeltaTable.forPath(spark, target)
     (table.alias("t").merge(first.alias("s"), f"{key_match} AND t.{IS_CURRENT} AND t.{VALID_FROM} < s._first")
      .whenMatchedUpdate(set={VALID_TO: "s._first", IS_CURRENT: "false"}).execute())
     (table.alias("t").merge(versions.alias("s"), f"{key_match} AND t.{VALID_FROM} = s.{VALID_FROM}")
-     .whenNotMatchedInsert(values={f"`{c}`": f"s.`{c}`" for c in versions.columns}).execute())
+     .whenNotMatchedInsert(values={f"`{c}`": f"s.`{c}`" for c in written}).execute())
 
 
 # ---- Parquet fallback -------------------------------------------------------------------------

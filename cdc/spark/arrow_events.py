@@ -19,13 +19,14 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from cdc.core.encoded_rows import Placeholder
-from cdc.core.errors import SourceError
 from cdc.core.header_converters import SimpleHeaderConverter
 from cdc.core.native_row import NativeRow
 from cdc.core.records import ChangeEvent, EncodedRows
 from cdc.core.unavailable import unavailable_fields
+from cdc.spark import versions
 from cdc.spark.json_columns import ColumnarUnfit, reader_for
 from cdc.spark.schema import HEADERS, SOURCE_FIELDS, UNAVAILABLE, struct_type_of
+from cdc.spark.versions import Now
 
 _loads = orjson.loads
 _dumps = orjson.dumps
@@ -79,7 +80,11 @@ def snapshot_batches(after: pa.Table, schema: pa.Schema, source: dict[str, Any],
             continue
         fields = []
         for field in after_type:
-            column = batch.column(batch.schema.get_field_index(field.name))
+            index = batch.schema.get_field_index(field.name)
+            if index < 0:  # a column the target kept that the table no longer has (cdc.spark.supervisor)
+                fields.append(pa.nulls(count, field.type))
+                continue
+            column = batch.column(index)
             if isinstance(column.type, pa.ExtensionType):  # numeric: its text, in the storage array
                 column = column.storage
             fields.append(column.cast(field.type))
@@ -147,19 +152,25 @@ class EventRows:
 
     def __init__(self, table: str | None, columns: list[str] | None,
                  tables: dict[str, list[str]] | None = None,
-                 columns_now: Callable[[str], list[str]] | None = None) -> None:
-        """``columns_now(table)``: the table's columns in the database now, asked when rows hold a
-        column Spark's schema lacks (dropped since, or added since the query started)."""
+                 columns_now: Now | None = None, *,
+                 row_types: dict[str, T.StructType] | None = None, policy: str | None = None) -> None:
+        """``columns_now(table)``: the table in the database now (its Connect row schema, or its column
+        names), asked when rows of another version than Spark's schema come (cdc.spark.versions).
+        ``row_types``: Spark's row type of each table (then a version whose types differ is fitted too);
+        ``policy``: the reader's ``schemaChanges`` ("fail": every other version stops the query)."""
         self.table = table
         self.columns = columns
         self.tables = tables
         self._columns_now = columns_now
+        self._row_types = row_types or {}
+        self._policy = policy
         self._convert: Callable[[dict[str, Any] | None], Any] | None = None
         self._schema: dict[str, Any] | None = None
-        self._exact = True  # the current version's columns are Spark's (else fitted: see _fit)
+        self._exact = True  # the current version's columns are Spark's (else fitted: cdc.spark.versions)
         self._reader_schema: dict[str, Any] | None = None  # the table version self._reader reads
         self._reader: Callable[[list[bytes | None]], pa.Array] | None = None  # cdc.spark.json_columns
         self._per_table: dict[str, EventRows] = {}
+        self._fitted: dict[bytes, Callable[[dict[str, Any] | None], Any]] = {}  # version -> its fitted converter
 
     def batch(self, events: list[ChangeEvent], position: Callable[[], int], schema: pa.Schema) -> pa.RecordBatch | None:
         """The events' rows of ``schema`` (``event_schema`` in Arrow); None without rows."""
@@ -324,40 +335,29 @@ class EventRows:
             return lambda row: None if row is None else orjson.dumps(row).decode()
         row_schema = event.value_schema.fields[0] if event.value_schema else None
         if self._convert is None or row_schema is not self._schema:
-            assert row_schema is not None
-            columns = [f["field"] for f in row_schema["fields"]]
+            assert row_schema is not None and self.columns is not None
             self._schema = row_schema
-            self._exact = columns == self.columns
-            _, self._convert = struct_type_of(row_schema if self._exact else self._fit(row_schema, columns))
+            version_type, convert = struct_type_of(row_schema)
+            spark_type = self._row_types.get(self.table)
+            self._exact = version_type.fieldNames() == self.columns if spark_type is None \
+                else versions.same(version_type, spark_type)
+            if self._exact:
+                self._convert = convert
+            else:  # fitted once per version (the source may describe one version in many schema objects)
+                key = _dumps(row_schema, option=orjson.OPT_SORT_KEYS)
+                fitted = self._fitted.get(key)
+                if fitted is None:
+                    fitted = self._fitted[key] = versions.fitted(self.table, row_schema, self.columns, spark_type,
+                                                                 self._columns_now, self._policy)
+                self._convert = fitted
         return self._convert
-
-    def _fit(self, row_schema: dict[str, Any], columns: list[str]) -> dict[str, Any]:
-        """Rows of another version of the table than Spark's schema (fixed at load()), as Spark's
-        columns: a column added since these rows were written is NULL in them, and a column dropped
-        since is left out. A column Spark's schema lacks that the table still has was added after the
-        query started: a restarted query reads these rows again with it (apply_changes adds it)."""
-        assert self.columns is not None and self.table is not None
-        extra = [c for c in columns if c not in self.columns]
-        if extra and (self._columns_now is None or set(extra) & set(self._columns_now(self.table))):
-            raise SourceError(
-                f"the columns of {self.table} changed from {self.columns} to {columns}",
-                fix="restart the streaming query: it resumes from its checkpoint with the new schema",
-            )
-        missing = [c for c in self.columns if c not in columns]
-        notes = ([f"{', '.join(missing)} added since: NULL"] if missing else []) + \
-            ([f"{', '.join(extra)} dropped since: left out"] if extra else [])
-        log.warning("rows of %s written with columns %s: read as %s (%s)", self.table, columns, self.columns,
-                    "; ".join(notes))
-        by_name = {f["field"]: f for f in row_schema["fields"]}
-        # a column these rows lack is never read from them: any field type converts their NULL
-        return {**row_schema, "fields": [by_name.get(c, {"field": c, "type": "string", "optional": True})
-                                         for c in self.columns]}
 
     def _in_tables(self, event: ChangeEvent) -> Callable[[dict[str, Any] | None], Any]:
         """The converter of the event's table (its own EventRows: its version, its column reader)."""
         assert self.tables is not None and event.table_id is not None
         one = self._per_table.get(event.table_id)
         if one is None:
-            one = self._per_table[event.table_id] = EventRows(event.table_id, self.tables[event.table_id],
-                                                              columns_now=self._columns_now)
+            one = self._per_table[event.table_id] = EventRows(
+                event.table_id, self.tables[event.table_id], columns_now=self._columns_now,
+                row_types=self._row_types, policy=self._policy)
         return one._converter(event)

@@ -277,24 +277,30 @@ class CdcStreamReader(DataSourceStreamReader):
         self._pending: dict[str, RowsPartition | None] = {}  # end offset -> what latestOffset read
         columns = None
         tables: dict[str, list[str]] | None = None
+        row_types: dict[str, T.StructType] = {}
         after = schema["after"].dataType
         if self.table:
             assert isinstance(after, T.StructType)
             columns = after.fieldNames()
+            row_types[self.table] = after
         elif options.get("tables"):
             assert isinstance(after, T.StructType)
-            tables = {f.name: f.dataType.fieldNames() for f in after.fields}  # type: ignore[attr-defined]
+            row_types = {f.name: f.dataType for f in after.fields}  # type: ignore[misc]
+            tables = {name: t.fieldNames() for name, t in row_types.items()}
         self.typed = bool(self.table or tables)  # rows as Spark types (else JSON strings)
-        self._events = EventRows(self.table, columns, tables, columns_now=self._columns_now)
+        policy = options.get(reader.SCHEMA_CHANGES, options.get(reader.SCHEMA_CHANGES.lower()))
+        self._events = EventRows(self.table, columns, tables, columns_now=self._table_now, row_types=row_types,
+                                 policy=policy)
         self._chain = _transforms(options)
         self._processors: list[post_processors.PostProcessor] = []  # post.processors, over the driver's stream
         self._arrow_schema = arrow_schema(schema)
 
-    def _columns_now(self, table: str) -> list[str]:
-        """A table's columns in the database now (rows of another version than Spark's schema came)."""
+    def _table_now(self, table: str) -> dict[str, Any]:
+        """A table's Connect row schema in the database now (rows of another version than Spark's schema
+        came: cdc.spark.versions)."""
         source = _build_source(self.options)
         try:
-            return [f["field"] for f in _described(source).table_schema(table)["fields"]]
+            return _described(source).table_schema(table)
         finally:
             source.close()
 

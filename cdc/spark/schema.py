@@ -95,13 +95,34 @@ def field_type(schema: dict[str, Any]) -> tuple[T.DataType, Converter]:
     return simple[kind]
 
 
+DEFAULT = "cdc.default"  # a StructField's metadata: the column's default at the source (cdc.spark.evolve)
+
+
+def _default_metadata(schema: dict[str, Any], convert: Converter) -> dict[str, Any]:
+    """The column's default (Debezium's ``default`` of the field) in a field's metadata, as JSON: the
+    value a row written before the column was added holds (SQL fills it into existing rows)."""
+    default = schema.get("default")
+    if default is None:
+        return {}
+    try:
+        value = convert(default)
+    except (TypeError, ValueError, OverflowError, binascii.Error):
+        return {}
+    if isinstance(value, bool | int | float | str):
+        return {DEFAULT: value}
+    if isinstance(value, Decimal | date | datetime):  # cast back from its text by Spark
+        return {DEFAULT: value.isoformat() if isinstance(value, date | datetime) else str(value)}
+    return {}  # bytes, arrays, structs: no default carried
+
+
 def struct_type_of(schema: dict[str, Any]) -> tuple[T.StructType, Callable[[dict[str, Any] | None], tuple | None]]:
-    """A Connect struct schema -> Spark StructType and a converter from payload dict to tuple."""
+    """A Connect struct schema -> Spark StructType and a converter from payload dict to tuple. A field's
+    default at the source is in its metadata (``DEFAULT``)."""
     fields = []
     converters: list[tuple[str, Converter]] = []
     for f in schema["fields"]:
         spark_type, convert = field_type(f)
-        fields.append(T.StructField(f["field"], spark_type, True))
+        fields.append(T.StructField(f["field"], spark_type, True, _default_metadata(f, convert)))
         converters.append((f["field"], convert))
 
     def to_tuple(payload: dict[str, Any] | None) -> tuple | None:
