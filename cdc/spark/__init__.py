@@ -6,6 +6,8 @@
     events = (spark.readStream.format("cdc").option("source", "postgres")
               .option("table", "public.orders").option("database.hostname", ...).load())
     events.writeStream.foreachBatch(apply_changes("/data/orders", keys=["id"])).start()
+    run_changes(spark, {"source": "postgres", "table": "public.orders", ...}, "/data/orders", ["id"],
+                checkpoint="/data/orders-checkpoint")   # the same, restarted by itself at schema changes
 
 pyspark is imported lazily: ``import cdc`` stays light for users without Spark.
 """
@@ -27,6 +29,10 @@ def __getattr__(name: str) -> Any:
         from cdc.spark import session
 
         return getattr(session, name)
+    if name == "run_changes":
+        from cdc.spark.supervisor import run_changes
+
+        return run_changes
     if name == "read_kafka_topic":
         from cdc.spark.kafka import read_kafka_topic
 
