@@ -1,4 +1,5 @@
-"""Key-ordered chunks of a MySQL / MariaDB table, and the signal table (watermarks, signals).
+"""Key-ordered chunks of a MySQL / MariaDB table, and the signal table: the SQL of each, the rest in
+cdc.core.chunk_reader and cdc.core.signal_table.
 
     SELECT cols FROM db.t WHERE (<condition>) AND (k1, k2) > (%s, %s) AND (k1, k2) <= (%s, %s)
     ORDER BY k1, k2 LIMIT n
@@ -9,9 +10,8 @@ they are, other types as their text, which MySQL compares back against the colum
 """
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -19,49 +19,23 @@ from typing import Any
 
 import pymysql
 
-from cdc.core.envelope import OP_READ, now_ts
+from cdc.core.chunk_reader import ChunkDialect, ChunkTable, Query, Stamp
+from cdc.core.envelope import now_ts
 from cdc.core.errors import SourceError
-from cdc.core.incremental import ChunkError, TableTask
-from cdc.core.records import ChangeEvent
+from cdc.core.incremental import ChunkError
 from cdc.core.schema import Table
-from cdc.core.signals import watermark_data
+from cdc.core.signal_table import SignalTable
+from cdc.sources.mysql.connection import ConnectionSettings, translate
 from cdc.sources.mysql.snapshot import quote
 from cdc.sources.mysql.tables import TableState
 
 log = logging.getLogger(__name__)
-
-SIGNAL_COLUMNS = ("id", "type", "data")
-
 
 def split_name(qualified: str) -> tuple[str, str]:
     database, dot, table = qualified.partition(".")
     if not dot:
         raise SourceError(f"signal.data.collection {qualified!r} must name database.table")
     return database, table
-
-
-def check_signal_table(conn: pymysql.connections.Connection, qualified: str) -> None:
-    database, table = split_name(qualified)
-    create = (f"CREATE TABLE {quote(database)}.{quote(table)} (id varchar(42) PRIMARY KEY, "
-              f"type varchar(32) NOT NULL, data varchar(2048))")
-    with conn.cursor() as cur:
-        cur.execute("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s "
-                    "ORDER BY ORDINAL_POSITION", (database, table))
-        names = [r[0] for r in cur.fetchall()]
-    if not names:
-        raise SourceError(f"signal table {qualified!r} (signal.data.collection) does not exist", fix=create)
-    missing = [c for c in SIGNAL_COLUMNS if c not in names]
-    if missing:
-        raise SourceError(f"signal table {qualified!r} lacks column(s) {', '.join(missing)}; it has {', '.join(names)}",
-                          fix=f"its columns must be id, type, data (text types), e.g. {create}")
-
-
-def insert_signal(conn: pymysql.connections.Connection, qualified: str, id_: str, type_: str,
-                  data: dict[str, Any]) -> None:
-    database, table = split_name(qualified)
-    with conn.cursor() as cur:
-        cur.execute(f"INSERT INTO {quote(database)}.{quote(table)} (id, type, data) VALUES (%s, %s, %s)",
-                    (id_, type_, json.dumps(data)))
 
 
 def _offset_value(value: Any) -> Any:
@@ -85,8 +59,11 @@ class ChunkTables:
     source_block: Callable[[str, str, int], dict[str, Any]]  # (database, table, ts_ms)
 
 
-class MySqlChunkReader:
-    """The :class:`cdc.core.incremental.ChunkReader` of MySQL / MariaDB (one query a chunk)."""
+class MySqlChunks(ChunkDialect[tuple[str, str]]):
+    """MySQL's part of :class:`cdc.core.chunk_reader.KeysetChunkReader`: row values with ``%s`` marks,
+    on a connection of its own (the watermarks go on it too)."""
+
+    errors = (pymysql.MySQLError,)
 
     def __init__(self, connect: Callable[[], pymysql.connections.Connection], tables: ChunkTables) -> None:
         self._connect = connect
@@ -103,76 +80,97 @@ class MySqlChunkReader:
             self._conn.close()
         self._conn = None
 
-    def _key(self, task: TableTask) -> tuple[str, str, list[str]]:
-        database, _, table = task.table.partition(".")
+    def table(self, name: str) -> ChunkTable[tuple[str, str]]:
+        database, _, table = name.partition(".")
         model = self.tables.model(database, table)
         if model is None:
-            raise ChunkError(f"table {task.table} does not exist or is not captured")
-        names = [c.name for c in model.columns]
-        key = [task.surrogate_key] if task.surrogate_key else list(model.primary_key)
-        if not key:
-            raise ChunkError(f"table {task.table} has no primary key; name a unique column as "
-                             "\"surrogate-key\" in the signal's data")
-        missing = [k for k in key if k not in names]
-        if missing:
-            raise ChunkError(f"table {task.table} has no column {', '.join(missing)} (surrogate-key)")
-        return database, table, key
+            raise ChunkError(f"table {name} does not exist or is not captured")
+        return ChunkTable(name, (database, table), [c.name for c in model.columns], model.primary_key)
 
-    def _query(self, sql: str, params: tuple[Any, ...], what: str) -> list[tuple[Any, ...]]:
-        try:
-            with self.connection().cursor() as cur:
-                cur.execute(sql, params)
-                return list(cur.fetchall())
-        except pymysql.MySQLError as exc:
-            self.close()
-            raise ChunkError(f"{what} failed: {exc.args[-1]}") from None
+    def max_key_query(self, table: tuple[str, str], key: Sequence[str], condition: str | None) -> Query:
+        where = f" WHERE ({condition})" if condition else ""
+        return (f"SELECT {', '.join(quote(k) for k in key)} FROM {quote(table[0])}.{quote(table[1])}{where} "
+                f"ORDER BY {', '.join(quote(k) + ' DESC' for k in key)} LIMIT 1"), ()
 
-    def bounds(self, task: TableTask) -> tuple[list[str], list[Any] | None]:
-        database, table, key = self._key(task)
-        where = f" WHERE ({task.condition})" if task.condition else ""
-        rows = self._query(
-            f"SELECT {', '.join(quote(k) for k in key)} FROM {quote(database)}.{quote(table)}{where} "
-            f"ORDER BY {', '.join(quote(k) + ' DESC' for k in key)} LIMIT 1", (),
-            f"additional condition {task.condition!r}" if task.condition else "reading its largest key")
-        return key, ([_offset_value(v) for v in rows[0]] if rows else None)
-
-    def read(self, task: TableTask, limit: int) -> list[tuple[list[Any], ChangeEvent]]:
-        database, table, key = self._key(task)
-        state = self.tables.state(database, table)
-        assert state is not None
-        columns = [c.name for c in state.table.columns]
-        positions = [columns.index(k) for k in key]
+    def chunk_query(self, table: tuple[str, str], columns: Sequence[str], key: Sequence[str],
+                    condition: str | None, after: Sequence[Any] | None, upto: Sequence[Any] | None,
+                    limit: int) -> Query:
         keys = f"({', '.join(quote(k) for k in key)})"
         marks = f"({', '.join(['%s'] * len(key))})"
-        where: list[str] = [f"({task.condition})"] if task.condition else []
+        where: list[str] = [f"({condition})"] if condition else []
         params: list[Any] = []
-        if task.last_key is not None:
+        if after is not None:
             where.append(f"{keys} > {marks}")
-            params += task.last_key
-        if task.max_key is not None:
+            params += after
+        if upto is not None:
             where.append(f"{keys} <= {marks}")
-            params += task.max_key
-        sql = (f"SELECT {', '.join(quote(c) for c in columns)} FROM {quote(database)}.{quote(table)}"
-               f"{' WHERE ' + ' AND '.join(where) if where else ''} ORDER BY {', '.join(quote(k) for k in key)} "
-               f"LIMIT {int(limit)}")
-        rows = self._query(sql, tuple(params), "reading a chunk")
+            params += upto
+        return (f"SELECT {', '.join(quote(c) for c in columns)} FROM {quote(table[0])}.{quote(table[1])}"
+                f"{' WHERE ' + ' AND '.join(where) if where else ''} ORDER BY {', '.join(quote(k) for k in key)} "
+                f"LIMIT {int(limit)}"), params
+
+    def query(self, query: Query, table: tuple[str, str]) -> Sequence[Any]:
+        with self.connection().cursor() as cur:
+            cur.execute(query[0], tuple(query[1]))
+            return list(cur.fetchall())
+
+    def state(self, table: tuple[str, str]) -> tuple[TableState, Sequence[str]]:
+        state = self.tables.state(*table)
+        assert state is not None
+        return state, [c.name for c in state.table.columns]
+
+    def stamp(self, table: tuple[str, str]) -> tuple[Stamp, dict[str, Any]]:
         ts = now_ts()
-        shared = self.tables.source_block(database, table, ts[0])
-        return [([_offset_value(values[i]) for i in positions],
-                 state.envelope.event(OP_READ, None, state.row(values), shared, ts=ts)) for values in rows]
+        return ts, self.tables.source_block(table[0], table[1], ts[0])
+
+    def offset_value(self, value: Any) -> Any:
+        return _offset_value(value)
+
+    def error_text(self, exc: Exception) -> str:
+        return str(exc.args[-1])
 
 
-class SignalWriter:
-    """Watermarks into the signal table, on the chunk reader's connection."""
+class MySqlSignalTable(SignalTable[pymysql.connections.Connection]):
+    """The signal table's SQL: watermarks on the chunk reader's connection, ``cdc signal`` on one of its own
+    (the name is split when used: a name without a database fails there, as a SourceError)."""
 
-    def __init__(self, connection: Callable[[], pymysql.connections.Connection], qualified: str) -> None:
-        self._connection = connection
-        self.qualified = qualified
+    errors = (pymysql.MySQLError,)
 
-    def watermark(self, kind: str, chunk_id: str, data: dict[str, Any] | None = None) -> None:
-        suffix = "open" if kind.endswith("open") else "close"
-        try:
-            insert_signal(self._connection(), self.qualified, f"{chunk_id}-{suffix}", kind,
-                          watermark_data(kind, data))
-        except pymysql.MySQLError as exc:
-            raise ChunkError(f"cannot write the {suffix} watermark into {self.qualified}: {exc.args[-1]}") from None
+    def __init__(self, qualified: str, watermarks: Callable[[], pymysql.connections.Connection],
+                 settings: ConnectionSettings) -> None:
+        self.where = qualified
+        self.label = repr(qualified)
+        self._watermarks = watermarks
+        self._settings = settings
+
+    def column_names(self, conn: pymysql.connections.Connection) -> list[str]:
+        database, table = split_name(self.where)
+        with conn.cursor() as cur:
+            cur.execute("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = %s "
+                        "AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION", (database, table))
+            return [r[0] for r in cur.fetchall()]
+
+    def insert(self, conn: pymysql.connections.Connection, id_: str, type_: str, data: str) -> None:
+        database, table = split_name(self.where)
+        with conn.cursor() as cur:
+            cur.execute(f"INSERT INTO {quote(database)}.{quote(table)} (id, type, data) VALUES (%s, %s, %s)",
+                        (id_, type_, data))
+
+    def watermark_connection(self) -> pymysql.connections.Connection:
+        return self._watermarks()
+
+    def connect(self) -> pymysql.connections.Connection:
+        return self._settings.connect()
+
+    def send_failed(self, exc: Exception) -> Exception | None:
+        assert isinstance(exc, pymysql.MySQLError)
+        return translate(exc, self._settings, "writing the signal")
+
+    def error_text(self, exc: Exception) -> str:
+        return str(exc.args[-1])
+
+    def fixes(self) -> tuple[str, str]:
+        database, table = split_name(self.where)
+        create = (f"CREATE TABLE {quote(database)}.{quote(table)} (id varchar(42) PRIMARY KEY, "
+                  f"type varchar(32) NOT NULL, data varchar(2048))")
+        return create, f"its columns must be id, type, data (text types), e.g. {create}"

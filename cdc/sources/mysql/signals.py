@@ -19,14 +19,15 @@ import pymysql
 from cdc.config import Config
 from cdc.core import signals as sig
 from cdc.core.blocking_snapshot import ReadTable, blocking_snapshots
+from cdc.core.chunk_reader import KeysetChunkReader
 from cdc.core.envelope import OP_READ, now_ts
 from cdc.core.errors import SourceError
-from cdc.core.incremental import ChunkError, IncrementalSnapshot
+from cdc.core.incremental import ChunkError
 from cdc.core.records import Batch, ChangeEvent
-from cdc.core.signal_handler import SignalHandler
+from cdc.core.source_signals import SourceSignals
 from cdc.sources.mysql import chunks
 from cdc.sources.mysql import snapshot as snap
-from cdc.sources.mysql.connection import ConnectionSettings, binlog_position, translate
+from cdc.sources.mysql.connection import ConnectionSettings, binlog_position
 from cdc.sources.mysql.position import position_key
 
 log = logging.getLogger(__name__)
@@ -34,14 +35,14 @@ log = logging.getLogger(__name__)
 Key = tuple[int, str, int]  # position_key's
 
 
-class MySqlSignals:
+class MySqlSignals(SourceSignals):
     def __init__(self, config: Config, *, settings: ConnectionSettings, tables: chunks.ChunkTables,
                  captured_keys: Callable[[], dict[str, bool]], position: Callable[[], dict[str, Any]],
                  offset: Callable[[], dict[str, Any]]) -> None:
         """``position()``: where the stream stands (its offset form); ``offset()``: the offset to hand out
         there, after a blocking snapshot."""
         self.table: str | None = config.get("signal.data.collection")
-        self.from_table = "source" in config.get("signal.enabled.channels") and bool(self.table)
+        from_table = "source" in config.get("signal.enabled.channels") and bool(self.table)
         self.read_only: bool = config.get("read.only")
         self._fetch: int = config.get("snapshot.fetch.size")
         self._settings = settings
@@ -49,32 +50,17 @@ class MySqlSignals:
         self._position = position
         self._offset = offset
         self._marks: list[tuple[Key, str, str]] = []  # read.only: (binlog position, kind, chunk id)
-        self._reader = chunks.MySqlChunkReader(settings.connect, tables)
-        self._writer = chunks.SignalWriter(self._reader.connection, self.table) if self.table else None
-        self.incremental = IncrementalSnapshot(self._reader, self._write_watermark,
-                                               config.get("incremental.snapshot.chunk.size"))
-        self.handler = SignalHandler(self.incremental, captured_keys=captured_keys,
-                                     watermarks_writable=self.from_table or self.read_only,
-                                     channels=sig.polled_channels(config))
+        self._chunks = chunks.MySqlChunks(settings.connect, tables)
+        table = chunks.MySqlSignalTable(self.table, self._chunks.connection, settings) if self.table else None
+        super().__init__(KeysetChunkReader(self._chunks), table, from_table=from_table,
+                         chunk_size=config.get("incremental.snapshot.chunk.size"), captured_keys=captured_keys,
+                         watermarks_writable=from_table or self.read_only, channels=sig.polled_channels(config))
 
     def check_table(self, conn: pymysql.connections.Connection) -> None:
         """The signal table exists with its columns (when signals are read from it)."""
         if self.from_table:
-            assert self.table is not None
-            chunks.check_signal_table(conn, self.table)
-
-    def close(self) -> None:
-        self._reader.close()
-        self.handler.close()
-
-    # ---- the offset ---------------------------------------------------------------------------
-
-    def state(self, offset: dict[str, Any]) -> None:
-        """What signals keep across a restart, into ``offset``."""
-        self.handler.state(offset)
-
-    def restore(self, offset: dict[str, Any]) -> None:
-        self.handler.restore(offset)
+            assert self.signal_table is not None
+            self.signal_table.check(conn)
 
     # ---- the initial snapshot in chunks (snapshot.resumable) ----------------------------------
 
@@ -91,24 +77,6 @@ class MySqlSignals:
         self.handler.queue_initial_snapshot({name: keyed for name, keyed in self.handler.captured_keys().items()
                                              if snapshots(name)})
 
-    # ---- cdc signal -------------------------------------------------------------------------------
-
-    def send(self, type_: str, data: dict[str, Any], id_: str | None = None) -> str:
-        to_table = self._insert if self.from_table and self.table else None
-        return self.handler.send(type_, data, id_, to_table)
-
-    def _insert(self, id_: str, type_: str, data: dict[str, Any]) -> str:
-        assert self.table is not None
-        conn = self._settings.connect()
-        try:
-            chunks.check_signal_table(conn, self.table)
-            chunks.insert_signal(conn, self.table, id_, type_, data)
-        except pymysql.MySQLError as exc:
-            raise translate(exc, self._settings, "writing the signal") from None
-        finally:
-            conn.close()
-        return f"signal table {self.table}"
-
     # ---- what the stream hands over ---------------------------------------------------------
 
     def on_row(self, row: dict[str, Any], events: list[ChangeEvent], position: tuple[int, ...]) -> None:
@@ -117,8 +85,7 @@ class MySqlSignals:
 
     def watching(self, table: str) -> bool:
         """Whether the open chunk's window reads ``table``: its changes must be observed one by one."""
-        window = self.incremental.window
-        return window is not None and window.open and window.task.table == table
+        return self.window_reads(table)
 
     def observe(self, table: str, events: Sequence[ChangeEvent]) -> None:
         """Changes of ``table``: they supersede the rows of it that the open chunk holds."""
@@ -135,15 +102,12 @@ class MySqlSignals:
     def _write_watermark(self, kind: str, chunk_id: str, data: dict[str, Any] | None = None) -> None:
         if self.read_only:  # no write: the binlog's end now is where the window opens / closes
             try:
-                file, pos = binlog_position(self._reader.connection())
+                file, pos = binlog_position(self._chunks.connection())
             except (pymysql.MySQLError, SourceError) as exc:
                 raise ChunkError(f"cannot read the binlog position for a watermark: {exc}") from None
             self._marks.append((position_key(file, pos), kind, chunk_id))
             return
-        if self._writer is None or not self.from_table:
-            raise ChunkError("incremental snapshots need the signal table (signal.data.collection, channel "
-                             "'source') to write their watermarks")
-        self._writer.watermark(kind, chunk_id, data)
+        super()._write_watermark(kind, chunk_id, data)
 
     # ---- between two transactions -------------------------------------------------------------
 

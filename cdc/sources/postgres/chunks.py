@@ -1,4 +1,5 @@
-"""Key-ordered chunks of a PostgreSQL table, and the signal table (watermarks, signals).
+"""Key-ordered chunks of a PostgreSQL table, and the signal table: the SQL of each, the rest in
+cdc.core.chunk_reader and cdc.core.signal_table.
 
 Keys travel as text (the type's output form, as COPY gives it) and go back into SQL cast to the
 column's declared type, so any orderable key type works and the offset stays plain JSON:
@@ -8,7 +9,6 @@ column's declared type, so any orderable key type works and the offset stays pla
 """
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,20 +17,16 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from cdc.core.envelope import OP_READ, now_ts
-from cdc.core.errors import SourceError
-from cdc.core.incremental import ChunkError, TableTask
-from cdc.core.records import ChangeEvent
-from cdc.core.signals import watermark_data
+from cdc.core.chunk_reader import ChunkDialect, ChunkTable, Query, Stamp, chunk_key
+from cdc.core.envelope import now_ts
+from cdc.core.incremental import ChunkError
+from cdc.core.signal_table import SignalTable
 from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres.connection import one
 from cdc.sources.postgres.snapshot import copy_select
 from cdc.sources.postgres.tables import TableState
 
 log = logging.getLogger(__name__)
-
-SIGNAL_COLUMNS = ("id", "type", "data")
-
 
 def split_name(qualified: str) -> tuple[str, str]:
     schema, dot, table = qualified.partition(".")
@@ -39,22 +35,7 @@ def split_name(qualified: str) -> tuple[str, str]:
 
 def check_signal_table(conn: psycopg.Connection, qualified: str) -> None:
     """The signal table must exist with text columns id, type, data."""
-    schema, table = split_name(qualified)
-    rows = conn.execute(
-        "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
-        "JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE n.nspname = %s AND c.relname = %s AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
-        (schema, table)).fetchall()
-    create = (f"CREATE TABLE {schema}.{table} (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, "
-              f"data varchar(2048))")
-    if not rows:
-        raise SourceError(f"signal table {qualified!r} (signal.data.collection) does not exist", fix=create)
-    names = [r[0] for r in rows]
-    missing = [c for c in SIGNAL_COLUMNS if c not in names]
-    if missing:
-        raise SourceError(
-            f"signal table {qualified!r} lacks column(s) {', '.join(missing)}; it has {', '.join(names)}",
-            fix=f"its first three columns must be id, type, data (text types), e.g. {create}")
+    PgSignalTable(qualified, lambda: conn, lambda: conn).check(conn)
 
 
 def key_sql(columns: Sequence[str]) -> sql.Composable:
@@ -87,15 +68,14 @@ def chunk_select(table: cat.CatalogTable, key: Sequence[str], types: Sequence[st
 def key_of(table: cat.CatalogTable, surrogate: str | None) -> tuple[list[str], list[str], list[int]]:
     """Key columns, their SQL types and their positions; ChunkError when the table has none."""
     names = [c.name for c in table.columns]
-    key = [surrogate] if surrogate else list(table.primary_key)
-    if not key:
-        raise ChunkError(f"table {table.qualified} has no primary key; name a unique column as "
-                         f"\"surrogate-key\" in the signal's data")
-    missing = [k for k in key if k not in names]
-    if missing:
-        raise ChunkError(f"table {table.qualified} has no column {', '.join(missing)} (surrogate-key)")
+    key = chunk_key(ChunkTable(table.qualified, table, names, table.primary_key), surrogate)
+    return key, key_types(table, key), [names.index(k) for k in key]
+
+
+def key_types(table: cat.CatalogTable, key: Sequence[str]) -> list[str]:
+    """The key columns' declared types: the values (text) are cast back to them."""
     by_name = {c.name: c for c in table.columns}
-    return key, [by_name[k].type_name for k in key], [names.index(k) for k in key]
+    return [by_name[k].type_name for k in key]
 
 
 @dataclass(frozen=True)
@@ -118,9 +98,12 @@ _VISIBILITY = ("SELECT pg_snapshot_xmin(s)::text, pg_snapshot_xmax(s)::text, ARR
                "FROM pg_current_snapshot() s")
 
 
-class PgChunkReader:
-    """The :class:`cdc.core.incremental.ChunkReader` of PostgreSQL: one query a chunk, READ COMMITTED;
-    with ``read_only`` inside a REPEATABLE READ transaction whose snapshot is kept in :attr:`visibility`."""
+class PgChunks(ChunkDialect[cat.CatalogTable]):
+    """PostgreSQL's part of :class:`cdc.core.chunk_reader.KeysetChunkReader`: keys as text cast back to
+    the column's type, chunks through COPY, READ COMMITTED; with ``read_only`` each chunk inside a
+    REPEATABLE READ transaction whose snapshot is kept in :attr:`visibility`."""
+
+    errors = (psycopg.Error,)
 
     def __init__(self, connect: Callable[[], psycopg.Connection],
                  captured_table: Callable[[str], cat.CatalogTable | None],
@@ -146,83 +129,95 @@ class PgChunkReader:
             self._conn.close()
         self._conn = None
 
-    def _table(self, name: str) -> cat.CatalogTable:
+    def table(self, name: str) -> ChunkTable[cat.CatalogTable]:
         table = self._captured_table(name)
         if table is None:
             raise ChunkError(f"table {name} does not exist or is not captured")
-        return table
+        return ChunkTable(table.qualified, table, [c.name for c in table.columns], table.primary_key)
 
-    def bounds(self, task: TableTask) -> tuple[list[str], list[Any] | None]:
-        table = self._table(task.table)
-        key, _, _ = key_of(table, task.surrogate_key)
-        where = sql.SQL(" WHERE (" + task.condition + ")") if task.condition else sql.SQL("")
-        query = sql.SQL("SELECT {} FROM {}{} ORDER BY {} LIMIT 1").format(
+    def max_key_query(self, table: cat.CatalogTable, key: Sequence[str], condition: str | None) -> Query:
+        where = sql.SQL(" WHERE (" + condition + ")") if condition else sql.SQL("")
+        return sql.SQL("SELECT {} FROM {}{} ORDER BY {} LIMIT 1").format(
             # aliased: ORDER BY "id" would otherwise sort the text output column
             sql.SQL(", ").join(sql.SQL("{}::text AS {}").format(sql.Identifier(k), sql.Identifier(f"_cdc_k{i}"))
                                for i, k in enumerate(key)),
             sql.Identifier(table.schema, table.name), where,
-            sql.SQL(", ").join(sql.SQL("{} DESC").format(sql.Identifier(k)) for k in key))
-        try:
-            row = self._connection().execute(query).fetchone()
-        except psycopg.Error as exc:
-            self.close()
-            what = f"additional condition {task.condition!r}" if task.condition else "reading its largest key"
-            raise ChunkError(f"{what} failed: {str(exc).strip()}") from None
-        return key, (list(row) if row is not None else None)
+            sql.SQL(", ").join(sql.SQL("{} DESC").format(sql.Identifier(k)) for k in key)), ()
 
-    def read(self, task: TableTask, limit: int) -> list[tuple[list[Any], ChangeEvent]]:
-        table = self._table(task.table)
-        key, types, positions = key_of(table, task.surrogate_key)
-        state = self._state(table)
-        select = chunk_select(table, key, types, condition=task.condition, after=task.last_key,
-                              upto=task.max_key, limit=limit)
-        out: list[tuple[list[Any], ChangeEvent]] = []
+    def chunk_query(self, table: cat.CatalogTable, columns: Sequence[str], key: Sequence[str],
+                    condition: str | None, after: Sequence[Any] | None, upto: Sequence[Any] | None,
+                    limit: int) -> Query:
+        return chunk_select(table, key, key_types(table, key), condition=condition, after=after, upto=upto,
+                            limit=limit), ()
+
+    def query(self, query: Query, table: cat.CatalogTable) -> Sequence[Any]:
+        return self._connection().execute(query[0]).fetchall()
+
+    def read_chunk(self, query: Query, table: cat.CatalogTable, limit: int) -> Sequence[Any]:
         conn = self._connection()
-        try:
-            if self.read_only:
-                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                xmin, xmax, xip, lsn = one(conn, _VISIBILITY)
-                wrap = 1 << 32  # pgoutput's xids are 32 bits
-                self.visibility = Visibility(int(xmin) % wrap, int(xmax) % wrap,
-                                             frozenset(int(x) % wrap for x in xip or ()), int(lsn))
-            batches = list(copy_select(conn, select, table.qualified, batch_rows=limit + 1))
-            if self.read_only:
-                conn.execute("COMMIT")
-        except psycopg.Error as exc:
-            self.close()
-            raise ChunkError(f"reading a chunk failed: {str(exc).strip()}") from None
-        ts = now_ts()
-        shared = self._source(table, ts[1])
-        for rows in batches:
-            for values in rows:
-                event = state.envelope.event(OP_READ, None, state.row(values), shared, ts=ts)
-                out.append(([values[i] for i in positions], event))
-        return out
+        if self.read_only:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            xmin, xmax, xip, lsn = one(conn, _VISIBILITY)
+            wrap = 1 << 32  # pgoutput's xids are 32 bits
+            self.visibility = Visibility(int(xmin) % wrap, int(xmax) % wrap,
+                                         frozenset(int(x) % wrap for x in xip or ()), int(lsn))
+        rows = [values for batch in copy_select(conn, query[0], table.qualified, batch_rows=limit + 1)
+                for values in batch]
+        if self.read_only:
+            conn.execute("COMMIT")
+        return rows
 
-    def _state(self, table: cat.CatalogTable) -> TableState:
+    def state(self, table: cat.CatalogTable) -> tuple[TableState, Sequence[str]]:
         cached = self._states.get(table.qualified)
         if cached is None or cached[0] != id(table):
             cached = (id(table), self._table_state(table))
             self._states[table.qualified] = cached
-        return cached[1]
+        return cached[1], [c.name for c in table.columns]
+
+    def stamp(self, table: cat.CatalogTable) -> tuple[Stamp, dict[str, Any]]:
+        ts = now_ts()
+        return ts, self._source(table, ts[1])
+
+    def error_text(self, exc: Exception) -> str:
+        return str(exc).strip()
 
 
-class SignalTable:
-    """Writes to the signal table: watermarks, and signals sent with ``cdc signal``."""
+class PgSignalTable(SignalTable[psycopg.Connection]):
+    """The signal table's SQL: watermarks on the source's connection, ``cdc signal`` on one of its own."""
 
-    def __init__(self, connect: Callable[[], psycopg.Connection], qualified: str) -> None:
-        self._connect = connect
-        self.qualified = qualified
+    errors = (psycopg.Error,)
+
+    def __init__(self, qualified: str, watermarks: Callable[[], psycopg.Connection],
+                 connect: Callable[[], psycopg.Connection]) -> None:
+        self.where = qualified
+        self.label = repr(qualified)
         self.schema, self.name = split_name(qualified)
+        self._watermarks = watermarks
+        self._connect = connect
 
-    def insert(self, id_: str, type_: str, data: dict[str, Any]) -> None:
+    def column_names(self, conn: psycopg.Connection) -> list[str]:
+        rows = conn.execute(
+            "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+            "JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = %s AND c.relname = %s AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
+            (self.schema, self.name)).fetchall()
+        return [r[0] for r in rows]
+
+    def insert(self, conn: psycopg.Connection, id_: str, type_: str, data: str) -> None:
         statement = sql.SQL("INSERT INTO {} (id, type, data) VALUES (%s, %s, %s)").format(
             sql.Identifier(self.schema, self.name))
-        self._connect().execute(statement, (id_, type_, json.dumps(data)))
+        conn.execute(statement, (id_, type_, data))
 
-    def watermark(self, kind: str, chunk_id: str, data: dict[str, Any] | None = None) -> None:
-        suffix = "open" if kind.endswith("open") else "close"
-        try:
-            self.insert(f"{chunk_id}-{suffix}", kind, watermark_data(kind, data))
-        except psycopg.Error as exc:
-            raise ChunkError(f"cannot write the {suffix} watermark into {self.qualified}: {str(exc).strip()}") from None
+    def watermark_connection(self) -> psycopg.Connection:
+        return self._watermarks()
+
+    def connect(self) -> psycopg.Connection:
+        return self._connect()
+
+    def error_text(self, exc: Exception) -> str:
+        return str(exc).strip()
+
+    def fixes(self) -> tuple[str, str]:
+        create = (f"CREATE TABLE {self.schema}.{self.name} (id varchar(42) PRIMARY KEY, type varchar(32) NOT NULL, "
+                  f"data varchar(2048))")
+        return create, f"its first three columns must be id, type, data (text types), e.g. {create}"

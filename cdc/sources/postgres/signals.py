@@ -23,9 +23,9 @@ import psycopg
 from cdc.config import Config
 from cdc.core import signals as sig
 from cdc.core.blocking_snapshot import ReadTable, blocking_snapshots
-from cdc.core.incremental import ChunkError, IncrementalSnapshot
+from cdc.core.chunk_reader import KeysetChunkReader
 from cdc.core.records import Batch, ChangeEvent
-from cdc.core.signal_handler import SignalHandler
+from cdc.core.source_signals import SourceSignals
 from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres import chunks
 from cdc.sources.postgres.source_info import source_block
@@ -49,7 +49,7 @@ class SignalSettings:
                    config.get("incremental.snapshot.chunk.size"))
 
 
-class Signals:
+class Signals(SourceSignals):
     def __init__(self, settings: SignalSettings, channels: Sequence[sig.PolledChannel], *,
                  connect: Callable[[], psycopg.Connection], catalog: Callable[[], psycopg.Connection],
                  captured_table: Callable[[str], cat.CatalogTable | None],
@@ -59,53 +59,38 @@ class Signals:
         """``connect`` opens a connection of its own (the chunks', a signal sent); ``catalog`` is the
         source's (the watermarks)."""
         self.settings = settings
-        self._connect = connect
         self._open_blocking = open_blocking
-        self._table = chunks.SignalTable(catalog, settings.signal_table) if settings.signal_table else None
         self.stream_lsn = 0  # the LSN of the change being decoded (the source block of what a signal reads)
         self.stream_commit_lsn: int | None = None  # the last commit's (source.sequence's first LSN)
-        self._reader = chunks.PgChunkReader(
+        self._chunks = chunks.PgChunks(
             connect, captured_table, table_state, lambda table, ts_us: _incremental_source(
                 source_block(prefix, dbname, table.schema, table.name, ts_us=ts_us, snapshot="incremental",
                              lsn=self.stream_lsn or None, last_commit_lsn=self.stream_commit_lsn)),
             read_only=settings.read_only)
-        self.incremental = IncrementalSnapshot(self._reader, self._write_watermark, settings.chunk_size)
-        self._handler = SignalHandler(self.incremental, captured_keys=captured_keys,
-                                      watermarks_writable=settings.signal_source or settings.read_only,
-                                      channels=channels)
+        table = chunks.PgSignalTable(settings.signal_table, catalog, connect) if settings.signal_table else None
+        super().__init__(KeysetChunkReader(self._chunks), table, from_table=settings.signal_source,
+                         chunk_size=settings.chunk_size, captured_keys=captured_keys,
+                         watermarks_writable=settings.signal_source or settings.read_only, channels=channels)
         self._window: tuple[str, chunks.Visibility] | None = None  # read.only: (chunk id, what it saw)
-
-    def close(self) -> None:
-        self._reader.close()
-        self._handler.close()
-
-    # ---- offsets -------------------------------------------------------------------------------
-
-    def restore(self, offset: dict[str, Any]) -> None:
-        self._handler.restore(offset)
-
-    def state(self, offset: dict[str, Any]) -> None:
-        """What must survive a restart (the incremental snapshot's queue, blocking requests, channel positions)."""
-        self._handler.state(offset)
 
     @property
     def busy(self) -> bool:
         """An incremental or blocking snapshot runs: the offset holds its present state."""
-        return self.incremental.active or bool(self._handler.blocking)
+        return self.incremental.active or bool(self.handler.blocking)
 
     # ---- between transactions ------------------------------------------------------------------
 
     def poll(self, events: list[ChangeEvent], where: tuple[int, int]) -> None:
-        self._handler.poll_channels(events, where)
+        self.handler.poll_channels(events, where)
 
     @property
     def blocking_due(self) -> bool:
         """A blocking request waits, and no chunk's window is open."""
-        return bool(self._handler.blocking) and self.incremental.window is None
+        return bool(self.handler.blocking) and self.incremental.window is None
 
     def blocking_snapshots(self, lsn: int, keepalive: Callable[[], None]) -> Iterator[Batch]:
         self.stream_lsn = lsn
-        yield from blocking_snapshots(self._handler.blocking, lambda: self._open_blocking(lsn, keepalive),
+        yield from blocking_snapshots(self.handler.blocking, lambda: self._open_blocking(lsn, keepalive),
                                       lambda: None)
 
     def between_transactions(self, lsn: int, received_lsn: int, events: list[ChangeEvent],
@@ -129,12 +114,10 @@ class Signals:
 
     def signal_row(self, row: dict[str, Any], events: list[ChangeEvent], position: tuple[int, int]) -> None:
         self.stream_lsn = position[1]
-        self._handler.on_row(row, events, position, str(self.settings.signal_table))
+        self.handler.on_row(row, events, position, str(self.settings.signal_table))
 
     def watching(self, table: str, xid: int) -> bool:
-        window = self.incremental.window
-        return (window is not None and window.open and window.task.table == table
-                and (self._window is None or not self._window[1].sees(xid)))
+        return self.window_reads(table) and (self._window is None or not self._window[1].sees(xid))
 
     def observe(self, events: Sequence[ChangeEvent]) -> None:
         for event in events:
@@ -149,13 +132,10 @@ class Signals:
 
     def _write_watermark(self, kind: str, chunk_id: str, data: dict[str, Any] | None = None) -> None:
         if self.settings.read_only:  # the window is the chunk transaction's snapshot, up to the WAL position after it
-            if kind == sig.WINDOW_CLOSE and self._reader.visibility is not None:
-                self._window = (chunk_id, self._reader.visibility)
+            if kind == sig.WINDOW_CLOSE and self._chunks.visibility is not None:
+                self._window = (chunk_id, self._chunks.visibility)
             return
-        if self._table is None or not self.settings.signal_source:
-            raise ChunkError("incremental snapshots need the signal table (signal.data.collection, channel "
-                             "'source') to write their watermarks")
-        self._table.watermark(kind, chunk_id, data)
+        super()._write_watermark(kind, chunk_id, data)
 
     def _read_only_mark(self, kind: str, events: list[ChangeEvent], position: tuple[int, int]) -> None:
         """read.only: a window's open or close, as a watermark row read from the stream would give it."""
@@ -163,24 +143,7 @@ class Signals:
         chunk_id = self._window[0]
         if kind == sig.WINDOW_CLOSE:
             self._window = None
-        self._handler.watermark(kind, chunk_id, events, position)
-
-    # ---- cdc signal ----------------------------------------------------------------------------
-
-    def send(self, type_: str, data: dict[str, Any], id_: str | None = None) -> str:
-        """Where the running pipeline reads it: the signal table when signals come through it, else a channel."""
-        to_table = self._insert if self.settings.signal_source and self._table is not None else None
-        return self._handler.send(type_, data, id_, to_table)
-
-    def _insert(self, id_: str, type_: str, data: dict[str, Any]) -> str:
-        assert self._table is not None
-        conn = self._connect()  # its own connection: the source's close() would apply slot.drop.on.stop
-        try:
-            chunks.check_signal_table(conn, self._table.qualified)
-            chunks.SignalTable(lambda: conn, self._table.qualified).insert(id_, type_, data)
-        finally:
-            conn.close()
-        return f"signal table {self._table.qualified}"
+        self.handler.watermark(kind, chunk_id, events, position)
 
 
 def _incremental_source(block: dict[str, Any]) -> dict[str, Any]:

@@ -14,20 +14,18 @@ strings as they are, other types as their text, which SQL Server converts back t
 """
 from __future__ import annotations
 
-import json
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from datetime import time as dtime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from cdc.core.envelope import OP_READ
+from cdc.core.chunk_reader import ChunkDialect, ChunkTable, Query, Stamp
 from cdc.core.errors import SourceError
-from cdc.core.incremental import ChunkError, TableTask
-from cdc.core.records import ChangeEvent
-from cdc.core.signals import watermark_data
+from cdc.core.incremental import ChunkError
+from cdc.core.signal_table import SignalTable
 from cdc.sources.sqlserver import queries as q
 from cdc.sources.sqlserver.connection import QueryLayer
 from cdc.sources.sqlserver.source_info import source_block
@@ -37,14 +35,6 @@ if TYPE_CHECKING:
     from cdc.sources.sqlserver.stream import DatabaseStream
 
 log = logging.getLogger(__name__)
-
-SIGNAL_COLUMNS = ("id", "type", "data")
-
-
-def create_sql(schema: str, table: str) -> str:
-    return (f"CREATE TABLE {q.quote(schema)}.{q.quote(table)} (id VARCHAR(42) PRIMARY KEY, type VARCHAR(32) NOT NULL, "
-            f"data VARCHAR(2048) NULL);")
-
 
 def split_signal_table(qualified: str, databases: list[str]) -> tuple[str, str, str]:
     """``database.schema.table`` (Debezium's form); ``schema.table`` when one database is captured."""
@@ -62,23 +52,6 @@ def split_signal_table(qualified: str, databases: list[str]) -> tuple[str, str, 
     return database, schema, table
 
 
-def check_signal_table(conn: QueryLayer, schema: str, table: str) -> None:
-    """The table exists with columns id, type, data; else say how to create it."""
-    names = [r["name"] for r in conn.query(q.TABLE_COLUMN_NAMES, (f"{q.quote(schema)}.{q.quote(table)}",))]
-    create = create_sql(schema, table)
-    if not names:
-        raise SourceError(f"signal table {conn.database}.{schema}.{table} (signal.data.collection) does not exist",
-                          fix=f"{create} then {q.enable_table_sql(conn.database, schema, table)}")
-    missing = [c for c in SIGNAL_COLUMNS if c not in names]
-    if missing:
-        raise SourceError(f"signal table {conn.database}.{schema}.{table} lacks column(s) {', '.join(missing)}; "
-                          f"it has {', '.join(names)}", fix=f"its columns must be id, type, data, e.g. {create}")
-
-
-def insert_signal(conn: QueryLayer, schema: str, table: str, id_: str, type_: str, data: dict[str, Any]) -> None:
-    conn.execute(q.insert_signal(schema, table), (id_, type_, json.dumps(data)))
-
-
 def offset_value(value: Any) -> Any:
     """A key value as JSON for the offset; SQL Server converts the text back to the column's type."""
     if value is None or isinstance(value, (bool, int, str)):
@@ -91,90 +64,103 @@ def offset_value(value: Any) -> Any:
                      "supported by incremental snapshots; name another unique column as \"surrogate-key\")")
 
 
-class SqlServerChunkReader:
-    """The :class:`cdc.core.incremental.ChunkReader` of SQL Server, on the signal database's stream
-    connection (chunks are read between polls, where that connection is free)."""
+class SqlServerChunks(ChunkDialect[tuple["DatabaseStream", TableState]]):
+    """SQL Server's part of :class:`cdc.core.chunk_reader.KeysetChunkReader`, on the signal database's
+    stream connection (chunks are read between polls, where that connection is free): ``TOP (?)``,
+    key comparisons spelled out, rows as dicts."""
+
+    errors = (SourceError,)
+    missing_column = "captured column"
 
     def __init__(self, stream: Callable[[], DatabaseStream | None], prefix: str, clock: Callable[[], int]) -> None:
         self._stream = stream
         self.prefix = prefix
         self.clock = clock
 
-    def _target(self, task: TableTask) -> tuple[DatabaseStream, TableState, list[str]]:
+    def table(self, name: str) -> ChunkTable[tuple[DatabaseStream, TableState]]:
         stream = self._stream()
         if stream is None:
             raise ChunkError("the signal table's database is not streaming")
-        database, _, table_name = task.table.partition(".")
+        database, _, table_name = name.partition(".")
         if database != stream.database:
-            raise ChunkError(f"table {task.table} is not in database {stream.database}, the signal table's: an "
+            raise ChunkError(f"table {name} is not in database {stream.database}, the signal table's: an "
                              "incremental snapshot reads tables of the database whose change stream carries its "
                              "watermarks")
         builder = stream.builder
         instance = builder.current.get(table_name)
         state = builder.states.get(instance) if instance else None
         if state is None:
-            raise ChunkError(f"table {task.table} does not exist or is not captured")
-        names = [c.name for c in state.instance.columns]
-        key = [task.surrogate_key] if task.surrogate_key else list(state.instance.index_columns)
-        if not key:
-            raise ChunkError(f"table {task.table} has no primary key; name a unique column as \"surrogate-key\" in "
-                             "the signal's data")
-        missing = [k for k in key if k not in names]
-        if missing:
-            raise ChunkError(f"table {task.table} has no captured column {', '.join(missing)} (surrogate-key)")
-        return stream, state, key
+            raise ChunkError(f"table {name} does not exist or is not captured")
+        return ChunkTable(name, (stream, state), [c.name for c in state.instance.columns],
+                          state.instance.index_columns)
 
-    @staticmethod
-    def _query(stream: DatabaseStream, sql: str, params: list[Any], what: str) -> list[dict[str, Any]]:
-        try:
-            return stream.conn.query(sql, tuple(params))
-        except SourceError as exc:
-            raise ChunkError(f"{what} failed: {exc.message}") from None
+    def max_key_query(self, table: tuple[DatabaseStream, TableState], key: Sequence[str],
+                      condition: str | None) -> Query:
+        stream, state = table
+        return q.chunk_bounds(stream.database, state.instance.schema, state.instance.table, list(key), condition), []
 
-    def bounds(self, task: TableTask) -> tuple[list[str], list[Any] | None]:
-        stream, state, key = self._target(task)
-        instance = state.instance
-        rows = self._query(stream, q.chunk_bounds(stream.database, instance.schema, instance.table, key,
-                                                  task.condition), [],
-                           f"additional condition {task.condition!r}" if task.condition else "reading its largest key")
-        return key, ([offset_value(rows[0][k]) for k in key] if rows else None)
-
-    def read(self, task: TableTask, limit: int) -> list[tuple[list[Any], ChangeEvent]]:
-        stream, state, key = self._target(task)
-        instance = state.instance
-        columns = [c.name for c in instance.columns]
-        after, up_to = task.last_key is not None, task.max_key is not None
+    def chunk_query(self, table: tuple[DatabaseStream, TableState], columns: Sequence[str], key: Sequence[str],
+                    condition: str | None, after: Sequence[Any] | None, upto: Sequence[Any] | None,
+                    limit: int) -> Query:
+        stream, state = table
         params: list[Any] = [int(limit)]
-        if after:
-            params += q.key_params(list(task.last_key or ()))
-        if up_to:
-            params += q.key_params(list(task.max_key or ()))
-        sql = q.chunk_rows(stream.database, instance.schema, instance.table, columns, key, task.condition, after, up_to)
-        rows = self._query(stream, sql, params, "reading a chunk")
+        if after is not None:
+            params += q.key_params(list(after))
+        if upto is not None:
+            params += q.key_params(list(upto))
+        return q.chunk_rows(stream.database, state.instance.schema, state.instance.table, list(columns), list(key),
+                            condition, after is not None, upto is not None), params
+
+    def query(self, query: Query, table: tuple[DatabaseStream, TableState]) -> Sequence[Any]:
+        return table[0].conn.query(query[0], tuple(query[1]))
+
+    def state(self, table: tuple[DatabaseStream, TableState]) -> tuple[TableState, Sequence[str]]:
+        return table[1], [c.name for c in table[1].instance.columns]
+
+    def stamp(self, table: tuple[DatabaseStream, TableState]) -> tuple[Stamp, dict[str, Any]]:
+        stream, state = table
         now = self.clock()
-        ts = (now // 1_000_000, now // 1000, now)
-        shared = source_block(self.prefix, stream.database, instance.schema, instance.table, ts_ns=now,
-                              snapshot="incremental", commit_lsn=stream.position.commit_lsn)
-        return [([offset_value(values.get(k)) for k in key],
-                 state.envelope.event(OP_READ, None, state.row(values), shared, ts=ts)) for values in rows]
+        return (now // 1_000_000, now // 1000, now), source_block(
+            self.prefix, stream.database, state.instance.schema, state.instance.table, ts_ns=now,
+            snapshot="incremental", commit_lsn=stream.position.commit_lsn)
+
+    def key_value(self, row: Any, index: int, column: str) -> Any:
+        return offset_value(row.get(column))
+
+    def error_text(self, exc: Exception) -> str:
+        return exc.message if isinstance(exc, SourceError) else str(exc)
 
 
-class SignalWriter:
-    """Watermarks into the signal table, on the signal database's stream connection."""
+class SqlServerSignalTable(SignalTable[QueryLayer]):
+    """The signal table's SQL: watermarks on its database's stream connection, ``cdc signal`` on one of
+    its own."""
 
-    def __init__(self, conn: Callable[[], QueryLayer | None], schema: str, table: str) -> None:
-        self._conn = conn
-        self.schema = schema
-        self.table = table
+    errors = (SourceError,)
 
-    def watermark(self, kind: str, chunk_id: str, data: dict[str, Any] | None = None) -> None:
-        suffix = "open" if kind.endswith("open") else "close"
-        conn = self._conn()
-        if conn is None:
-            raise ChunkError("the signal table's database is not streaming")
-        try:
-            insert_signal(conn, self.schema, self.table, f"{chunk_id}-{suffix}", kind,
-                          watermark_data(kind, data))
-        except SourceError as exc:
-            raise ChunkError(f"cannot write the {suffix} watermark into {conn.database}.{self.schema}.{self.table}: "
-                             f"{exc.message}") from None
+    def __init__(self, table: tuple[str, str, str], watermarks: Callable[[], QueryLayer | None],
+                 connect: Callable[[str], QueryLayer]) -> None:
+        self.database, self.schema, self.table = table
+        self.where = self.label = ".".join(table)
+        self._watermarks = watermarks
+        self._connect = connect
+
+    def column_names(self, conn: QueryLayer) -> list[str]:
+        return [r["name"] for r in conn.query(q.TABLE_COLUMN_NAMES, (f"{q.quote(self.schema)}.{q.quote(self.table)}",))]
+
+    def insert(self, conn: QueryLayer, id_: str, type_: str, data: str) -> None:
+        conn.execute(q.insert_signal(self.schema, self.table), (id_, type_, data))
+
+    def watermark_connection(self) -> QueryLayer | None:
+        return self._watermarks()
+
+    def connect(self) -> QueryLayer:
+        return self._connect(self.database)
+
+    def error_text(self, exc: Exception) -> str:
+        return exc.message if isinstance(exc, SourceError) else str(exc)
+
+    def fixes(self) -> tuple[str, str]:
+        create = (f"CREATE TABLE {q.quote(self.schema)}.{q.quote(self.table)} (id VARCHAR(42) PRIMARY KEY, "
+                  "type VARCHAR(32) NOT NULL, data VARCHAR(2048) NULL);")
+        return (f"{create} then {q.enable_table_sql(self.database, self.schema, self.table)}",
+                f"its columns must be id, type, data, e.g. {create}")

@@ -22,10 +22,10 @@ from typing import Any
 from cdc.config import Config
 from cdc.core import signals as sig
 from cdc.core.blocking_snapshot import blocking_snapshots
+from cdc.core.chunk_reader import KeysetChunkReader
 from cdc.core.envelope import OP_READ
-from cdc.core.incremental import ChunkError, IncrementalSnapshot
 from cdc.core.records import Batch, ChangeEvent
-from cdc.core.signal_handler import SignalHandler
+from cdc.core.source_signals import SourceSignals
 from cdc.sources.sqlserver import chunks
 from cdc.sources.sqlserver import queries as q
 from cdc.sources.sqlserver.connection import QueryLayer
@@ -36,7 +36,7 @@ from cdc.sources.sqlserver.tables import CaptureInstance
 Streams = Callable[[], Mapping[str, DatabaseStream]]
 
 
-class SqlServerSignals:
+class SqlServerSignals(SourceSignals):
     """The signal table (``table``: database, schema, table), the incremental snapshot and the handler."""
 
     def __init__(self, config: Config, databases: list[str], *, prefix: str, clock: Callable[[], int],
@@ -46,21 +46,18 @@ class SqlServerSignals:
         self.table: tuple[str, str, str] | None = None
         if config.get("signal.data.collection"):
             self.table = chunks.split_signal_table(config.get("signal.data.collection"), databases)
-        # the signal table is a channel (signals, watermarks) only when channel 'source' is enabled
-        self.from_table = "source" in (config.get("signal.enabled.channels") or []) and self.table is not None
         self._streams = streams
-        self._connect = connect
         self._offset = offset
         self.prefix = prefix
         self.clock = clock
         self.fetch_size: int = config.get("snapshot.fetch.size")
-        reader = chunks.SqlServerChunkReader(self._signal_stream, prefix, clock)
-        self._writer = (chunks.SignalWriter(self._signal_conn, self.table[1], self.table[2])
-                        if self.table else None)
-        self.incremental = IncrementalSnapshot(reader, self._write_watermark,
-                                               config.get("incremental.snapshot.chunk.size"))
-        self.handler = SignalHandler(self.incremental, captured_keys=self.captured_keys,
-                                     watermarks_writable=self.from_table, channels=sig.polled_channels(config))
+        table = chunks.SqlServerSignalTable(self.table, self._signal_conn, connect) if self.table else None
+        # the signal table is a channel (signals, watermarks) only when channel 'source' is enabled
+        from_table = "source" in (config.get("signal.enabled.channels") or []) and self.table is not None
+        super().__init__(KeysetChunkReader(chunks.SqlServerChunks(self._signal_stream, prefix, clock)), table,
+                         from_table=from_table, chunk_size=config.get("incremental.snapshot.chunk.size"),
+                         captured_keys=self.captured_keys, watermarks_writable=from_table,
+                         channels=sig.polled_channels(config))
 
     # ---- the signal table ----------------------------------------------------------------------
 
@@ -69,8 +66,8 @@ class SqlServerSignals:
 
     def check_table(self, conn: QueryLayer) -> None:
         """The signal table of ``conn``'s database exists with its columns (when it is read)."""
-        if self.from_table and self.table is not None and conn.database == self.table[0]:
-            chunks.check_signal_table(conn, self.table[1], self.table[2])
+        if self.from_table and self.signal_table is not None and self.table and conn.database == self.table[0]:
+            self.signal_table.check(conn)
 
     def reads_watermarks(self, database: str) -> bool:
         """Whether ``database``'s stream carries the signal table (an incremental snapshot of its tables)."""
@@ -96,40 +93,6 @@ class SqlServerSignals:
     def _signal_conn(self) -> QueryLayer | None:
         stream = self._signal_stream()
         return stream.conn if stream is not None else None
-
-    def _write_watermark(self, kind: str, chunk_id: str, data: dict[str, Any] | None = None) -> None:
-        if self._writer is None or not self.from_table:
-            raise ChunkError("incremental snapshots need the signal table (signal.data.collection, channel "
-                             "'source') to write their watermarks")
-        self._writer.watermark(kind, chunk_id, data)
-
-    # ---- cdc signal -----------------------------------------------------------------------------
-
-    def send(self, type_: str, data: dict[str, Any], id_: str | None = None) -> str:
-        to_table = self._insert if self.from_table and self.table is not None else None
-        return self.handler.send(type_, data, id_, to_table)
-
-    def _insert(self, id_: str, type_: str, data: dict[str, Any]) -> str:
-        assert self.table is not None
-        database, schema, table = self.table
-        conn = self._connect(database)
-        try:
-            chunks.check_signal_table(conn, schema, table)
-            chunks.insert_signal(conn, schema, table, id_, type_, data)
-        finally:
-            conn.close()
-        return f"signal table {database}.{schema}.{table}"
-
-    # ---- offsets --------------------------------------------------------------------------------
-
-    def restore(self, offset: dict[str, Any]) -> None:
-        self.handler.restore(offset)
-
-    def state(self, offset: dict[str, Any]) -> None:
-        self.handler.state(offset)
-
-    def close(self) -> None:
-        self.handler.close()
 
     # ---- snapshots between polls ----------------------------------------------------------------
 
