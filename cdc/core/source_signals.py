@@ -42,6 +42,21 @@ class SourceSignals:
     def restore(self, offset: dict[str, Any]) -> None:
         self.handler.restore(offset)
 
+    @property
+    def busy(self) -> bool:
+        """An incremental or blocking snapshot runs: the offset holds its present state."""
+        return self.incremental.active or bool(self.handler.blocking)
+
+    @property
+    def blocking_due(self) -> bool:
+        """A blocking request waits, and no chunk's window is open (a blocking snapshot waits for it)."""
+        return bool(self.handler.blocking) and self.incremental.window is None
+
+    def _queue_initial(self, takes: Callable[[str], bool]) -> None:
+        """snapshot.resumable: the captured tables ``takes`` names, to be read in chunks while streaming."""
+        self.handler.queue_initial_snapshot({name: keyed for name, keyed in self.handler.captured_keys().items()
+                                             if takes(name)})
+
     # ---- the open window -------------------------------------------------------------------------
 
     def window_reads(self, table: str) -> bool:

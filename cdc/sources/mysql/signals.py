@@ -74,8 +74,7 @@ class MySqlSignals(SourceSignals):
     def queue_initial_snapshot(self, snapshots: Callable[[str], bool] = lambda name: True) -> None:
         """The captured tables (those ``snapshots`` takes, by database.table: snapshot.include.collection.list),
         to be read in chunks while streaming (the queue goes into the next offset)."""
-        self.handler.queue_initial_snapshot({name: keyed for name, keyed in self.handler.captured_keys().items()
-                                             if snapshots(name)})
+        self._queue_initial(snapshots)
 
     # ---- what the stream hands over ---------------------------------------------------------
 
@@ -124,7 +123,7 @@ class MySqlSignals(SourceSignals):
         position = self._position()
         self.handler.poll_channels(events, (position_key(str(position.get("file") or ""), 0)[0],
                                             int(position.get("pos") or 0)))
-        if self.handler.blocking and self.incremental.window is None:
+        if self.blocking_due:
             if events:
                 yield Batch(list(events), self._offset())
                 events.clear()

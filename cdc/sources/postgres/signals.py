@@ -73,20 +73,10 @@ class Signals(SourceSignals):
                          watermarks_writable=settings.signal_source or settings.read_only, channels=channels)
         self._window: tuple[str, chunks.Visibility] | None = None  # read.only: (chunk id, what it saw)
 
-    @property
-    def busy(self) -> bool:
-        """An incremental or blocking snapshot runs: the offset holds its present state."""
-        return self.incremental.active or bool(self.handler.blocking)
-
     # ---- between transactions ------------------------------------------------------------------
 
     def poll(self, events: list[ChangeEvent], where: tuple[int, int]) -> None:
         self.handler.poll_channels(events, where)
-
-    @property
-    def blocking_due(self) -> bool:
-        """A blocking request waits, and no chunk's window is open."""
-        return bool(self.handler.blocking) and self.incremental.window is None
 
     def blocking_snapshots(self, lsn: int, keepalive: Callable[[], None]) -> Iterator[Batch]:
         self.stream_lsn = lsn

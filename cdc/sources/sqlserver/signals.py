@@ -110,8 +110,7 @@ class SqlServerSignals(SourceSignals):
         """snapshot.resumable: the rows of the first snapshot are read as an incremental snapshot of the
         database's tables (those ``snapshots`` takes, by database.schema.table: snapshot.include.collection.list),
         in key chunks with the progress in the offset; keyless tables are read whole."""
-        self.handler.queue_initial_snapshot({name: has_key for name, has_key in self.captured_keys().items()
-                                             if name.startswith(f"{database}.") and snapshots(name)})
+        self._queue_initial(lambda name: name.startswith(f"{database}.") and snapshots(name))
 
     def between_polls(self, stream: DatabaseStream) -> Generator[Batch, None, bool]:
         """Where the stream stands between two polls: file / Kafka signals, blocking snapshots, and the
@@ -123,7 +122,7 @@ class SqlServerSignals(SourceSignals):
         self.handler.poll_channels(events, (stream.position.commit_lsn.as_int(), 0, 0))
         if events:
             yield Batch(events, self._offset())
-        if self.handler.blocking and incr.window is None:
+        if self.blocking_due:
             yield from blocking_snapshots(self.handler.blocking, lambda: nullcontext(self._blocking_rows),
                                           self._offset)
         if incr.wants_chunk and stream is self._signal_stream():
