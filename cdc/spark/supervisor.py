@@ -40,6 +40,7 @@ from cdc.spark.schema import event_schema
 log = logging.getLogger(__name__)
 
 SCHEMA_CHANGED = re.compile(r"the columns of \S+ changed from")  # cdc.spark.versions.changed
+REPEATS = 3  # the same change stopping the query this many times in a row: stop for good, with its error
 
 
 def run_changes(spark: SparkSession, options: Mapping[str, str], target: str, keys: Sequence[str], *,
@@ -136,10 +137,13 @@ class SupervisedQuery:
                 if self.policy == "fail" or not SCHEMA_CHANGED.search(message):
                     self._error = exc
                     break
-                self.restarts += 1
                 change = SCHEMA_CHANGED.search(message)
                 assert change is not None
                 first = message[change.start():].splitlines()[0]
+                if self.changes[-REPEATS:] == [first] * REPEATS:  # restarts that do not get past it
+                    self._error = exc
+                    break
+                self.restarts += 1
                 self.changes.append(first)
                 log.warning("the query into %s stopped at a schema change (%s): restarted from its checkpoint",
                             self.target, first)

@@ -18,6 +18,7 @@ database now (D) tells which of R and S is the older one.
 """
 from __future__ import annotations
 
+import binascii
 import logging
 from collections.abc import Callable
 from datetime import date, datetime
@@ -91,10 +92,7 @@ def fitted(table: str, row_schema: dict[str, Any], spark_columns: list[str], spa
             continue
         default = None
         if now_fields is not None and name in now_fields and now_fields[name].get("default") is not None:
-            default_of = now_fields[name]
-            default = field_type(default_of)[1](default_of["default"])
-            if name in spark_types:
-                default = caster(spark_types[name])(default)
+            default = _default(now_fields[name], spark_types.get(name))
         plan.append((None, _identity, default))
         notes.append(f"{name} added since: {'its default' if default is not None else 'NULL'}"
                      if name in now_names else f"{name} dropped since: NULL")
@@ -110,6 +108,17 @@ def fitted(table: str, row_schema: dict[str, Any], spark_columns: list[str], spa
         return tuple([constant if field is None else None if (v := get(field)) is None else convert(v)
                       for field, convert, constant in plan])
     return to_tuple
+
+
+def _default(field: dict[str, Any], spark_type: T.DataType | None) -> Any:
+    """A column's default at the source (Debezium's ``default`` of its field) as a Spark value; None
+    when it does not convert."""
+    try:
+        value = field_type(field)[1](field["default"])
+        return caster(spark_type)(value) if spark_type is not None and value is not None else value
+    except (TypeError, ValueError, OverflowError, binascii.Error) as exc:
+        log.warning("the default of %s is not read (%s): rows older than the column get NULL", field["field"], exc)
+        return None
 
 
 def _identity(value: Any) -> Any:

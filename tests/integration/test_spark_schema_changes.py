@@ -394,3 +394,68 @@ def test_fail_stops_at_the_first_change_with_the_clear_error(delta: Any, pg_db: 
     with pytest.raises(Exception, match="the columns of public.items changed"):
         query.awaitTermination()
     assert delta_rows(delta, target) == {i: {"id": i, "n": i} for i in range(1, 5)}  # as before the change
+
+
+# ---- without a server: the reader's fitting of older rows, and which type changes Delta widens ----------------
+
+def test_older_rows_get_the_default_and_their_values_cast_to_the_new_types() -> None:
+    """What a restarted query does with rows written before the change (cdc.spark.versions): the schema is
+    the table's now (n bigint, tag with a default); rows of the old version get the default, their int
+    cast; a version newer than the schema stops the query; a column neither has is NULL."""
+    from cdc.core import connect
+    from cdc.core.envelope import TableEnvelope
+    from cdc.core.errors import SourceError
+    from cdc.spark.arrow_events import EventRows, arrow_schema
+    from cdc.spark.schema import event_schema, struct_type_of
+
+    source = connect.struct([connect.field("table", connect.OPTIONAL_STRING)], optional=False, name="source")
+    tag = {**connect.OPTIONAL_STRING, "default": "new"}
+
+    def version(**types: Any) -> TableEnvelope:
+        return TableEnvelope(topic="t", table_id="public.t", schema_name_prefix="p.public.t",
+                             key_fields=[connect.field("id", connect.INT32)],
+                             value_fields=[connect.field(c, t) for c, t in types.items()], source_schema=source)
+
+    old = version(id=connect.INT32, n=connect.OPTIONAL_INT32)
+    now = version(id=connect.INT32, n=connect.OPTIONAL_INT64, tag=tag)
+    newer = version(id=connect.INT32, n=connect.OPTIONAL_INT64, tag=tag, extra=connect.OPTIONAL_STRING)
+    row_type, _ = struct_type_of(now.row_schema)
+    assert row_type["tag"].metadata == {"cdc.default": "new"}
+    rows = EventRows("public.t", row_type.fieldNames(), columns_now=lambda table: now.row_schema,
+                     row_types={"public.t": row_type})
+    wide = {"id": 2, "n": 5_000_000_000, "tag": None}
+    batch = rows.batch([old.event("c", None, {"id": 1, "n": 7}, {"table": "t"}, position=(1,)),
+                        now.event("c", None, wide, {"table": "t"}, position=(2,))],
+                       lambda: 0, arrow_schema(event_schema(row_type)))
+    assert batch is not None
+    assert [r["after"] for r in batch.to_pylist()] == [{"id": 1, "n": 7, "tag": "new"},
+                                                       {"id": 2, "n": 5_000_000_000, "tag": None}]
+    with pytest.raises(SourceError, match=r"the columns of public.t changed"):
+        EventRows("public.t", row_type.fieldNames(), columns_now=lambda table: newer.row_schema,
+                  row_types={"public.t": row_type}).batch(
+            [newer.event("c", None, {"id": 3, "n": 1, "tag": "x", "extra": "e"}, {"table": "t"}, position=(3,))],
+            lambda: 0, arrow_schema(event_schema(row_type)))
+    stale, _ = struct_type_of(old.row_schema)  # a query started before n became bigint: it must restart
+    widened = version(id=connect.INT32, n=connect.OPTIONAL_INT64)
+    with pytest.raises(SourceError, match=r"types of n: int -> bigint"):
+        EventRows("public.t", stale.fieldNames(), columns_now=lambda table: widened.row_schema,
+                  row_types={"public.t": stale}).batch(
+            [widened.event("c", None, {"id": 4, "n": 1}, {"table": "t"}, position=(4,))],
+            lambda: 0, arrow_schema(event_schema(stale)))
+
+
+def test_which_type_changes_delta_widens() -> None:
+    from pyspark.sql import types as T
+
+    from cdc.spark.evolve import widens
+    from cdc.spark.versions import caster
+
+    assert widens(T.IntegerType(), T.LongType()) and widens(T.ShortType(), T.IntegerType())
+    assert widens(T.IntegerType(), T.DoubleType()) and widens(T.FloatType(), T.DoubleType())
+    assert widens(T.DecimalType(10, 2), T.DecimalType(12, 2)) and widens(T.IntegerType(), T.DecimalType(12, 0))
+    assert widens(T.DateType(), T.TimestampNTZType())
+    assert not widens(T.LongType(), T.IntegerType()) and not widens(T.IntegerType(), T.StringType())
+    assert not widens(T.StringType(), T.IntegerType()) and not widens(T.DecimalType(10, 2), T.DecimalType(10, 3))
+    to_int = caster(T.IntegerType())
+    assert [to_int(v) for v in ("12", "abc", 5_000_000_000, 7, 1.5)] == [12, None, None, 7, None]
+    assert caster(T.StringType())(12) == "12"
