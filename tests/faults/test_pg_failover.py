@@ -40,7 +40,7 @@ from tests.faults.harness import Cdc, PostgresSource, Writer, finish, seed, veri
 
 pytestmark = [pytest.mark.faults, pytest.mark.postgres]
 
-SHARED_PORTS = {54329, 54317, 54318, 54337, 54338, 53306, 53307, 53316, 53317}
+SHARED_PORTS = {54329, 54317, 54318, 54337, 54338, 53306, 53307, 53314, 53315, 53316, 53317}
 ROWS = 1000
 # Status updates often: the primary's slot, and so its synchronised copy, follows cdc closely.
 PROPS = {"status.update.interval.ms": "300"}
