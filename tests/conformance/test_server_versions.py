@@ -16,7 +16,6 @@ runs every workload on every server (CDC_MATRIX_ALL=1).
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,7 @@ import pytest
 from tests.conformance import workloads as wl
 from tests.conformance.connect_reader import ConnectReader
 from tests.conformance.test_conformance import assert_same_as_debezium
+from tests.servers import start_by_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,14 +58,10 @@ def server_dsn(server: str) -> str:
         if given:
             _dsns[server] = given
         else:
-            full = {**os.environ, **env}
-            path = str(ROOT / "scripts" / script)
-            try:
-                subprocess.run(["bash", path, "start"], check=True, capture_output=True, timeout=1200, env=full)
-            except subprocess.CalledProcessError as exc:
-                pytest.skip(f"{server} did not start ({script}): {exc.stderr.decode(errors='replace')[-500:]}")
-            _dsns[server] = subprocess.run(["bash", path, "dsn"], check=True, capture_output=True, text=True,
-                                           env=full).stdout.strip()
+            dsn, why = start_by_script(script, env, timeout=1200)
+            if dsn is None:
+                pytest.skip(f"{server} did not start ({script}): {why[-500:]}")
+            _dsns[server] = dsn
     return _dsns[server]
 
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
+
+from tests.servers import start_by_script
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -71,11 +72,10 @@ def _read_properties(path: Path) -> list[tuple[str, str]]:
 # ---- servers ----------------------------------------------------------------------------------
 
 def _script_dsn(script: str, env: dict[str, str] | None = None) -> str:
-    path = ROOT / "scripts" / script
-    full_env = {**os.environ, **(env or {})}
-    subprocess.run(["bash", str(path), "start"], check=True, capture_output=True, timeout=900, env=full_env)
-    return subprocess.run(["bash", str(path), "dsn"], check=True, capture_output=True, text=True,
-                          env=full_env).stdout.strip()
+    dsn, why = start_by_script(script, env)
+    if dsn is None:
+        raise RuntimeError(why)
+    return dsn
 
 
 def postgres_dsn() -> str:

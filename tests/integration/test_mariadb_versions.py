@@ -17,8 +17,8 @@ from pymysqlreplication import BinLogStreamReader
 from pymysqlreplication.event import QueryEvent
 
 import cdc.sources.mysql.binlog  # noqa: F401 - the patched QueryEvent, as the source streams with it
-from tests.conftest import start_by_script
 from tests.integration.test_mysql_stream import payloads, pipeline, sql
+from tests.servers import start_by_script
 
 pytestmark = pytest.mark.mysql
 
