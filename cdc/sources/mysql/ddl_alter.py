@@ -11,7 +11,16 @@ from sqlglot.tokens import TokenType
 
 from cdc.core.schema import table_change
 from cdc.sources.mysql.ddl_columns import default_value, parse_column
-from cdc.sources.mysql.ddl_tables import KEY_WORDS, Constraints, Context, Draft, log, table_element, table_options
+from cdc.sources.mysql.ddl_tables import (
+    KEY_WORDS,
+    Constraints,
+    Context,
+    Draft,
+    log,
+    table_element,
+    table_options,
+    unique_keys,
+)
 from cdc.sources.mysql.ddl_tokens import Cursor, UnparseableDdlError
 from cdc.sources.mysql.ddl_types import ColumnSpec
 
@@ -90,12 +99,7 @@ def _add_keys(draft: Draft, specs: list[ColumnSpec], constraints: Constraints) -
     for kind, names in constraints:
         if kind == "PRIMARY" and names:
             draft.set_primary_key(names)
-    for spec in specs:
-        if spec.unique:
-            draft.maybe_unique_key([spec.name])
-    for kind, names in constraints:
-        if kind == "UNIQUE":
-            draft.maybe_unique_key(names)
+    unique_keys(draft, specs, constraints)
 
 
 def _drop(ctx: Context, draft: Draft, cur: Cursor) -> None:

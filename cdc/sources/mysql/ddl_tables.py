@@ -195,6 +195,11 @@ def _apply_keys(draft: Draft, specs: list[ColumnSpec], constraints: Constraints)
     if explicit:
         draft.set_primary_key(explicit)
         return
+    unique_keys(draft, specs, constraints)
+
+
+def unique_keys(draft: Draft, specs: list[ColumnSpec], constraints: Constraints) -> None:
+    """Offer the table's UNIQUE keys (columns' own, then constraints) as its key where it has none."""
     for spec in specs:
         if spec.unique:
             draft.maybe_unique_key([spec.name])
