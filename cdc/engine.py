@@ -11,7 +11,10 @@
             source.acknowledge(pending)           # and the source may release its log
 
 A crash anywhere re-delivers at most what was written after the last stored offset:
-at-least-once, in order. SIGINT/SIGTERM ask the source to stop; the engine then flushes and
+at-least-once, in order. With a sink that commits records and offset in one transaction (Kafka,
+exactly.once.support), a transaction holds exactly the records up to its offset: rows handed over with
+no offset (inside a source transaction) are written only once the pending offset is committed, so a
+restart from it repeats none of them. SIGINT/SIGTERM ask the source to stop; the engine then flushes and
 stores the last acknowledged offset before it returns.
 
 A retriable source error (a connection lost mid-snapshot or mid-stream, a server restarting) restarts
@@ -98,6 +101,7 @@ class Engine:
         last_commit = time.monotonic()
         to_record = self.converter.to_record
         observer = self.observer
+        transactional = bool(getattr(self.sink, "transactional", False))  # records and offsets committed together
         clean = False
 
         def commit_pending() -> None:  # before the source restarts: what it handed over is stored first
@@ -118,6 +122,12 @@ class Engine:
                     events = process(events)
                 if self.transforms:
                     events = self.transforms.apply_all(events)
+                if pending is not None and batch.offset is None and transactional and (events or batch.encoded):
+                    # Rows past the pending offset (inside a source transaction) must not share its Kafka
+                    # transaction: a restart from that offset would deliver them again.
+                    self._commit(pending)
+                    pending = None
+                    last_commit = time.monotonic()
                 if events:
                     self.sink.write([to_record(e) for e in events])
                     self.events_written += len(events)

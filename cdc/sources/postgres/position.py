@@ -60,12 +60,14 @@ class PgPosition:
         if "messageType" in offset:
             return cls._from_debezium(offset)
         try:
+            lsn_commit = int(offset["lsn_commit"]) if offset.get("lsn_commit") is not None else None
+            lsn_proc = int(offset["lsn_proc"]) if offset.get("lsn_proc") is not None else None
             return cls(
-                lsn=int(offset.get("lsn") or 0),
-                lsn_commit=int(offset["lsn_commit"]) if offset.get("lsn_commit") is not None else None,
-                lsn_proc=int(offset["lsn_proc"]) if offset.get("lsn_proc") is not None else None,
+                lsn=int(offset.get("lsn") or 0), lsn_commit=lsn_commit, lsn_proc=lsn_proc,
                 tx_id=int(offset["txId"]) if offset.get("txId") is not None else None,
                 ts_usec=int(offset["ts_usec"]) if offset.get("ts_usec") is not None else None,
+                # handed over again before the transaction came (a Debezium offset taken over): see to_offset
+                proc_in_next=lsn_proc is not None and lsn_commit is None,
             )
         except (TypeError, ValueError) as exc:
             raise OffsetStoreError(f"the stored offset {offset!r} is not a PostgreSQL position: {exc}",
@@ -89,6 +91,7 @@ class PgPosition:
     def to_offset(self) -> dict[str, Any]:
         offset: dict[str, Any] = {"lsn": self.lsn, "txId": self.tx_id, "ts_usec": self.ts_usec}
         if self.lsn_proc is not None:
+            # lsn_commit None: the first transaction committed after lsn (proc_in_next), as read from Debezium
             offset["lsn_commit"] = self.lsn_commit
             offset["lsn_proc"] = self.lsn_proc
         return offset

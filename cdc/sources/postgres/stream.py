@@ -139,6 +139,7 @@ class ChangeStream:
         """``message_prefixes``: whether a logical decoding message of that prefix is emitted
         (message.prefix.include.list / exclude.list)."""
         self.committed_lsn = resume.lsn
+        self.resume = resume
         self._skip_commit = resume.lsn_commit
         self._skip_until = resume.lsn_proc or 0
         self._skip_in_next = resume.proc_in_next  # Debezium's offset: the first transaction is the partial one
@@ -183,7 +184,15 @@ class ChangeStream:
         tx = self.tx
         if inside and tx.open and tx.last_change is not None:
             return PgPosition(self.committed_lsn, tx.final_lsn, tx.last_change, tx.xid or None, tx.commit_us or None)
+        if self.resuming_inside:
+            return self.resume  # not "after committed_lsn": that would deliver the transaction's first part again
         return PgPosition(self.committed_lsn, tx_id=tx.xid or None, ts_usec=tx.commit_us or None)
+
+    @property
+    def resuming_inside(self) -> bool:
+        """Whether the stream resumed inside a transaction (its first part delivered before the restart)
+        and has delivered nothing of it since: until then, a batch handed over keeps the resume position."""
+        return self.resume.inside_transaction and (self._skip_in_next or self._skip_commit is not None)
 
     # ---- dispatch ------------------------------------------------------------------------------
 
