@@ -32,7 +32,7 @@ import pytest
 from cdc.config import Config
 from cdc.core.errors import SinkError
 from cdc.core.records import SinkRecord
-from tests.conftest import ROOT
+from tests.conftest import LONG, ROOT
 from tests.integration.test_pg_stream import sql
 from tests.waits import wait_until
 
@@ -424,6 +424,7 @@ def test_kill_storm_exactly_once(pg_db: dict[str, str], kafka_bootstrap: str, to
     assert result["rebuilt"] == result["expected"]
 
 
+@LONG  # the exactly-once storm stays in the test command
 def test_kill_storm_at_least_once_for_contrast(pg_db: dict[str, str], kafka_bootstrap: str, topic_prefix: str,
                                                tmp_path: Path) -> None:
     result = storm(pg_db, kafka_bootstrap, topic_prefix, tmp_path)

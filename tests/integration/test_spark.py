@@ -9,6 +9,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from tests.conftest import LONG
 from tests.integration.test_pg_stream import sql
 from tests.waits import wait_until
 
@@ -68,7 +69,7 @@ def start_query(spark: Any, db: dict[str, str], target: Path, checkpoint: Path, 
             .option("checkpointLocation", str(checkpoint)).trigger(processingTime="500 milliseconds").start())
 
 
-@pytest.mark.parametrize("fmt", ["parquet", "delta"])
+@pytest.mark.parametrize("fmt", [pytest.param("parquet", marks=LONG), "delta"])  # Delta: the target users choose
 def test_continuous_replication_with_restart(spark: Any, pg_db: dict[str, str], tmp_path: Path, fmt: str) -> None:
     from cdc.spark.session import delta_available
 

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import LONG
+
 pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -122,6 +124,7 @@ sys.exit(f"the query failed: {error}" if error else 0)
 """
 
 
+@LONG  # the same path on local[2] stays in the test command (test_spark.py), and Python on the executors here
 def test_snapshot_and_stream_into_delta_on_the_cluster(spark_cluster: str, spark: Any,
                                                       pg_db: dict[str, str], tmp_path: Path) -> None:
     import time

@@ -14,6 +14,8 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
+from tests.conftest import LONG
+
 pytestmark = pytest.mark.spark
 
 PG_KEYS = ("database.hostname", "database.port", "database.user", "database.dbname", "database.password")
@@ -216,6 +218,7 @@ def test_columns_added_and_dropped_reach_delta_while_the_stream_runs(delta: Any,
     assert mirror.query.restarts == 2 and mirror.query.exception() is None and mirror.query.isActive
 
 
+@LONG  # its sibling with columns added and dropped stays in the test command
 def test_columns_renamed_and_widened_reach_delta_while_the_stream_runs(delta: Any, pg_db: dict[str, str],
                                                                        tmp_path: Path, supervised: list[Any]) -> None:
     """evolve: a rename is a new column (the old one kept as a drop), int -> bigint widens the Delta column
