@@ -103,3 +103,47 @@ def test_scd1_batches_with_each_key_once_and_with_repeated_composite_keys(spark:
     apply_changes(twice, str(target), ["a", "b"], format=fmt)
     assert rows(spark, target, fmt, "a", "b", "name") == [(1, 1, "x4"), (1, 5, "v"), (2, 1, "z"), (3, 3, "w"),
                                                           (4, None, "n")]
+
+
+def test_a_new_delta_target_from_snapshot_rows_is_written_in_one_pass_and_a_mixed_first_batch_is_merged(
+        spark: Any, tmp_path: Path) -> None:
+    """The first batch into a new Delta target: snapshot rows only are written as they come (one Delta
+    commit, a WRITE); a first batch with changes (a key twice, a delete, a truncate) is undone and MERGEd,
+    leaving what the usual way leaves: the latest event per key."""
+    from delta.tables import DeltaTable
+
+    from cdc.spark.apply import apply_changes
+
+    if "delta" not in formats(spark):
+        pytest.skip("no Delta jars")
+    snapshot = tmp_path / "snapshot"
+    apply_changes(batch(spark, [("r", None, (i, f"n{i}"), i) for i in range(1, 6)]), str(snapshot), ["id"])
+    assert rows(spark, snapshot, "delta", "id", "name") == [(i, f"n{i}") for i in range(1, 6)]
+    history = DeltaTable.forPath(spark, str(snapshot)).history().select("operation").collect()
+    assert [h[0] for h in history] == ["WRITE"]
+
+    mixed = tmp_path / "mixed"
+    apply_changes(batch(spark, [("r", None, (1, "a"), 1), ("r", None, (2, "b"), 2), ("u", None, (1, "a2"), 3),
+                                ("d", (2, "b"), None, 4), ("c", None, (3, "c"), 5)]), str(mixed), ["id"])
+    assert rows(spark, mixed, "delta", "id", "name") == [(1, "a2"), (3, "c")]
+    history = DeltaTable.forPath(spark, str(mixed)).history().orderBy("version").select("operation").collect()
+    assert [h[0] for h in history] == ["WRITE", "WRITE", "MERGE"]  # written, undone (overwritten empty), merged
+    truncated = tmp_path / "truncated"
+    apply_changes(batch(spark, [("r", None, (1, "a"), 1), ("t", None, None, 2), ("r", None, (2, "b"), 3)]),
+                  str(truncated), ["id"])
+    assert rows(spark, truncated, "delta", "id", "name") == [(2, "b")]
+
+
+def test_a_new_delta_target_never_gets_a_value_the_source_did_not_send(spark: Any, tmp_path: Path) -> None:
+    """Snapshot rows and an update that lacks a TOASTed value (marked in _unavailable) as the first batch: the
+    one-pass write is undone, and the usual way carries the value from the key's snapshot row."""
+    from cdc.spark.apply import apply_changes
+
+    if "delta" not in formats(spark):
+        pytest.skip("no Delta jars")
+    schema = f"op string, before {ROW}, after {ROW}, _position long, _unavailable array<string>"
+    events = spark.createDataFrame([("r", None, (1, "long text"), 1, []),
+                                    ("u", None, (1, "__debezium_unavailable_value"), 2, ["name"])], schema)
+    target = tmp_path / "t"
+    apply_changes(events, str(target), ["id"])
+    assert rows(spark, target, "delta", "id", "name") == [(1, "long text")]
