@@ -119,10 +119,34 @@ def _container_postgres() -> str | None:  # pragma: no cover - needs Docker
 
 @pytest.fixture(scope="session")
 def pg_admin_dsn() -> str:
-    dsn = os.environ.get("CDC_TEST_PG_DSN") or _local_postgres() or _container_postgres()
+    dsn = os.environ.get("CDC_TEST_PG_DSN")
+    if not dsn:
+        dsn = _local_postgres()
+        if dsn:
+            _drop_stale_test_databases(dsn)
+    dsn = dsn or _container_postgres()
     if not dsn:
         pytest.skip("no PostgreSQL: set CDC_TEST_PG_DSN, or let scripts/postgres.sh install one (needs root)")
     return dsn
+
+
+STALE_TEST_DATABASE_S = 2 * 3600  # longer than any test: its session was killed before it dropped its database
+
+
+def _drop_stale_test_databases(admin_dsn: str) -> None:
+    """Databases of pg_db (t_ and ten hex digits) that a killed test session left on the local server, with
+    their slots: such a slot holds WAL without end (5.7 GB was found), and slot names are the cluster's, so
+    a test that names its slot as the left one would find it taken. Only on the server the project's
+    script runs, never on one given by CDC_TEST_PG_DSN."""
+    import psycopg
+
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        stale = [row[0] for row in conn.execute(
+            "SELECT datname FROM pg_database WHERE datname ~ '^t_[0-9a-f]{10}$' AND now() - "
+            "(pg_stat_file('base/' || oid || '/PG_VERSION')).modification > make_interval(secs => %s)",
+            (STALE_TEST_DATABASE_S,)).fetchall()]
+    for name in stale:
+        _drop_database(admin_dsn, name)
 
 
 @pytest.fixture()

@@ -137,11 +137,16 @@ def target_docs(spark: Any, path: Path, fmt: str, scd_type: int = 1) -> list[tup
     return sorted(digest(r["id"], r["title"], r["body"], r["blob"], r["payload"], r["nums"], r["n"]) for r in rows)
 
 
+def toast_slot(db: dict[str, str]) -> str:
+    return f"toast_{db['database.dbname']}"
+
+
 def docs_query(spark: Any, db: dict[str, str], apply: Any, checkpoint: Path, **options: str) -> Any:
     reader = spark.readStream.format("cdc").option("source", "postgres").option("table", "public.docs")
     for key in ("database.hostname", "database.port", "database.user", "database.dbname"):
         reader = reader.option(key, db[key])
-    reader = reader.option("slot.name", "toast_slot").option("publication.name", "toast_pub")
+    # a slot of the test's database (slot names are the cluster's: one a killed run left cannot be taken)
+    reader = reader.option("slot.name", toast_slot(db)).option("publication.name", "toast_pub")
     for key, value in options.items():
         reader = reader.option(key, value)
     return (reader.load().writeStream.foreachBatch(apply).option("checkpointLocation", str(checkpoint))
@@ -219,7 +224,8 @@ def test_the_reselect_post_processor_reads_them_at_the_source(spark: Any, pg_db:
     try:
         with psycopg.connect(pg_db["dsn"]) as conn:  # the stream starts where the slot is made
             for _ in range(300):
-                if conn.execute("SELECT 1 FROM pg_replication_slots WHERE slot_name = 'toast_slot'").fetchone():
+                if conn.execute("SELECT 1 FROM pg_replication_slots WHERE slot_name = %s",
+                                (toast_slot(pg_db),)).fetchone():
                     break
                 conn.execute("SELECT pg_sleep(0.2)")
         sql(pg_db, "UPDATE docs SET n = 1 WHERE id <= 2")
