@@ -18,6 +18,7 @@ from cdc.core.native_row import native_rows_wanted
 from cdc.core.offsets import WRITER, WRITER_KEY, FileOffsetStore, OffsetStore, without_writer, written_by_cdc
 from cdc.core.option_surface import Surface
 from cdc.core.retry import RetryPolicy
+from cdc.core.schema_history import history_kind
 from cdc.core.snapshot_restart import MARKER_KEYS
 from cdc.core.source import (
     EncodedBatches,
@@ -95,6 +96,10 @@ def build(source_name: str, properties: dict[str, Any], sink: Any = None) -> Eng
     if store_kind not in ("file", CONNECT_FILE_STORE):
         factory = registry.load(registry.OFFSET_STORES, store_kind)
         config.declare(declared_options(factory))
+    if "schema.history.internal" in config.options:  # a historized source: its history store's options too
+        history = history_kind(config.get("schema.history.internal"))
+        if history not in ("file", "memory"):
+            config.declare(declared_options(registry.load(registry.SCHEMA_HISTORIES, history)))
     config.declare(exactly_once.EXACTLY_ONCE_OPTIONS)
     config.validate(PASSTHROUGH_PREFIXES + post_processors.prefixes(config.properties)
                     + custom_converters.prefixes(config.properties),

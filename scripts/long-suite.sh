@@ -2,7 +2,8 @@
 # The long cases the test command leaves out for its time (marked LONG in tests/: each has a shorter
 # sibling that stays in the test command): the snapshot and stream on a standalone Spark cluster,
 # columns renamed and widened while a Spark stream runs, the Parquet fallback's continuous
-# replication, the at-least-once kill storm beside the exactly-once one. About 3 minutes here.
+# replication, the at-least-once kill storm beside the exactly-once one, and the exactly-once storm on
+# MariaDB (its offsets stopping inside transactions). About 4 minutes here.
 #
 #   bash scripts/long-suite.sh [pytest args...]
 #
@@ -15,4 +16,5 @@ CDC_LONG=1 exec "$python" -m pytest -q -rs -p no:cacheprovider \
   tests/integration/test_spark_cluster.py::test_snapshot_and_stream_into_delta_on_the_cluster \
   tests/integration/test_spark_schema_changes.py::test_columns_renamed_and_widened_reach_delta_while_the_stream_runs \
   "tests/integration/test_spark.py::test_continuous_replication_with_restart[parquet]" \
-  tests/integration/test_kafka_exactly_once.py::test_kill_storm_at_least_once_for_contrast "$@"
+  tests/integration/test_kafka_exactly_once.py::test_kill_storm_at_least_once_for_contrast \
+  tests/integration/test_kafka_exactly_once.py::test_kill_storm_exactly_once_mariadb "$@"

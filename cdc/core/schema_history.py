@@ -18,6 +18,20 @@ import orjson
 from cdc.core.errors import SchemaHistoryError
 from cdc.core.private_files import open_append
 
+# Debezium's class names for schema history stores -> our plugin names.
+HISTORY_CLASSES = {
+    "io.debezium.storage.file.history.FileSchemaHistory": "file",
+    "io.debezium.relational.history.FileDatabaseHistory": "file",
+    "io.debezium.storage.kafka.history.KafkaSchemaHistory": "kafka",
+    "io.debezium.relational.history.KafkaDatabaseHistory": "kafka",
+    "io.debezium.relational.history.MemorySchemaHistory": "memory",
+}
+
+
+def history_kind(name: str) -> str:
+    """``schema.history.internal`` as a store's name: file, memory, or a plugin's (cdc.schema_histories)."""
+    return HISTORY_CLASSES.get(name, name)
+
 
 class SchemaHistory(Protocol):
     # After entries(): the last record if a crash cut it short (a file store only), else None. Whether

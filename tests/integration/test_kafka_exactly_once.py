@@ -22,7 +22,9 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -282,13 +284,13 @@ def cli(pg_db: dict[str, str], bootstrap: str, prefix: str, slot: str, *extra: s
     return command
 
 
-def writer(dsn: str, stop: threading.Event, written: list[int]) -> None:
+def writer(connect: Callable[[], Any], stop: threading.Event, written: list[int]) -> None:
     """Transactions of one to four inserts and updates; every change sets v to the next number, so
     each event of the stream carries its own v, and a v seen twice is a duplicate."""
     rng = random.Random(7)
     ids: list[int] = []
     v = 0
-    with psycopg.connect(dsn, autocommit=True) as conn:
+    with connect() as conn:
         while not stop.is_set():
             new, changed = [], []
             with conn.transaction():
@@ -329,60 +331,136 @@ class TopicReader:
         self.consumer.close()
 
 
-def storm(pg_db: dict[str, str], bootstrap: str, prefix: str, tmp_path: Path, *extra: str) -> dict[str, Any]:
-    """Run the storm; return what a read_committed consumer got, against what the writer wrote."""
+@dataclass
+class StormSource:
+    """What the storm needs of a source: the table made, the command that streams it, whether a run is
+    streaming, the writer's connection, the table as it is, and its topic."""
+
+    command: list[str]
+    streaming: Callable[[subprocess.Popen[bytes], Path], bool]
+    connect: Callable[[], Any]
+    topic: str
+    env: dict[str, str] | None = None  # the password goes in CDC_PASSWORD, never on the command line
+
+
+def postgres_storm(pg_db: dict[str, str], bootstrap: str, prefix: str, extra: tuple[str, ...]) -> StormSource:
     slot = "eos_" + uuid.uuid4().hex[:8]
     sql(pg_db, "CREATE TABLE storm (id int PRIMARY KEY, v int NOT NULL)")
-    command = cli(pg_db, bootstrap, prefix, slot, *extra)
+
+    def streaming(proc: subprocess.Popen[bytes], log: Path) -> bool:
+        with psycopg.connect(pg_db["dsn"], autocommit=True) as conn:
+            return bool(conn.execute("SELECT count(*) FROM pg_replication_slots WHERE active AND slot_name = %s",
+                                     (slot,)).fetchone()[0])  # type: ignore[index]
+
+    return StormSource(cli(pg_db, bootstrap, prefix, slot, *extra), streaming,
+                       lambda: psycopg.connect(pg_db["dsn"], autocommit=True), f"{prefix}.public.storm")
+
+
+def mariadb_storm(server: dict[str, Any], db: dict[str, str], bootstrap: str, prefix: str,
+                  extra: tuple[str, ...]) -> StormSource:
+    """MariaDB, its offsets and schema history in Kafka; max.batch.size=3 hands rows over inside the writer's
+    transactions of up to four rows, so kills land after offsets that stop inside one (event/row counts)."""
+    import pymysql
+
+    name = db["db"]
+    with pymysql.connect(**server, database=name, autocommit=True) as conn, conn.cursor() as cur:
+        cur.execute("CREATE TABLE storm (id int PRIMARY KEY, v int NOT NULL)")
+    command = [sys.executable, "-m", "cdc.cli", "mysql", "--topic-prefix", prefix,
+               "--database-hostname", db["database.hostname"], "--database-port", db["database.port"],
+               "--database-user", db["database.user"], "--database-include-list", name,
+               "--database-server-id", db["database.server.id"], "--sink", "kafka", "--bootstrap-servers", bootstrap,
+               "--set", "offset.storage=kafka", "--set", f"offset.storage.topic={prefix}-offsets",
+               "--set", "schema.history.internal=kafka",
+               "--set", f"schema.history.internal.kafka.topic={prefix}-history",
+               "--set", "offset.flush.interval.ms=100", "--set", "max.batch.size=3",
+               "--set", "topic.creation.default.cleanup.policy=delete"]
+    for setting in extra:
+        command += ["--set", setting]
+
+    def streaming(proc: subprocess.Popen[bytes], log: Path) -> bool:
+        return "reading the binlog" in log.read_text(errors="replace")
+
+    class Connection:  # psycopg's shape, as the writer and the storm use it
+        def __init__(self) -> None:
+            self.conn = pymysql.connect(**server, database=name, autocommit=True)
+
+        def __enter__(self) -> Connection:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.conn.close()
+
+        def execute(self, statement: str, args: Any = None) -> Any:
+            cur = self.conn.cursor()
+            cur.execute(statement, args)
+            return cur
+
+        @contextmanager
+        def transaction(self) -> Iterator[None]:
+            self.conn.begin()
+            try:
+                yield
+            except BaseException:
+                self.conn.rollback()
+                raise
+            self.conn.commit()
+
+    return StormSource(command, streaming, Connection, f"{prefix}.{name}.storm",
+                       env={**os.environ, "CDC_PASSWORD": db["database.password"]})
+
+
+def storm(source: StormSource, bootstrap: str, tmp_path: Path) -> dict[str, Any]:
+    """Run the storm; return what a read_committed consumer got, against what the writer wrote."""
     logs: list[Path] = []
     rng = random.Random()
 
     def start() -> subprocess.Popen[bytes]:
         logs.append(tmp_path / f"run{len(logs)}.log")
-        return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=logs[-1].open("wb"))
+        return subprocess.Popen(source.command, cwd=ROOT, env=source.env, stdout=subprocess.DEVNULL,
+                                stderr=logs[-1].open("wb"))
 
-    def streaming(proc: subprocess.Popen[bytes], conn: psycopg.Connection[Any]) -> None:
+    def streaming(proc: subprocess.Popen[bytes]) -> None:
         deadline = time.monotonic() + 40
-        while not conn.execute("SELECT count(*) FROM pg_replication_slots WHERE active AND slot_name = %s",
-                               (slot,)).fetchone()[0]:  # type: ignore[index]
+        while not source.streaming(proc, logs[-1]):
             assert proc.poll() is None and time.monotonic() < deadline, logs[-1].read_text()[-3000:]
             time.sleep(0.05)
 
     stop, written = threading.Event(), []  # type: ignore[var-annotated]
-    thread = threading.Thread(target=writer, args=(pg_db["dsn"], stop, written), daemon=True)
-    reader = TopicReader(bootstrap, f"{prefix}.public.storm")
+    thread = threading.Thread(target=writer, args=(source.connect, stop, written), daemon=True)
+    reader = TopicReader(bootstrap, source.topic)
+    offsets_topic = next(arg.split("=", 1)[1] for arg in source.command if arg.startswith("offset.storage.topic="))
     proc = start()
     try:
-        with psycopg.connect(pg_db["dsn"], autocommit=True) as conn:
-            streaming(proc, conn)
-            thread.start()
-            offsets = TopicReader(bootstrap, f"{prefix}-offsets")  # a slot with no stored offset is refused
-            deadline = time.monotonic() + 30
-            while not offsets.events:
-                assert proc.poll() is None and time.monotonic() < deadline, logs[-1].read_text()[-3000:]
-                offsets.poll(0.2)
-            offsets.close()
-            for _ in range(KILLS):
-                time.sleep(rng.uniform(0.2, 2.0))  # kills land mid-transaction, mid-commit, mid-start
-                assert proc.poll() is None, logs[-1].read_text()[-3000:]
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.wait()
-                proc = start()
-                if rng.random() < 0.7:  # else the next kill may come before it streams
-                    streaming(proc, conn)
-            streaming(proc, conn)
-            mark = written[-1] if written else 0
+        streaming(proc)
+        thread.start()
+        offsets = TopicReader(bootstrap, offsets_topic)  # a slot with no stored offset is refused
+        deadline = time.monotonic() + 30
+        while not offsets.events:
+            assert proc.poll() is None and time.monotonic() < deadline, logs[-1].read_text()[-3000:]
+            offsets.poll(0.2)
+        offsets.close()
+        for _ in range(KILLS):
+            time.sleep(rng.uniform(0.2, 2.0))  # kills land mid-transaction, mid-commit, mid-start
+            assert proc.poll() is None, logs[-1].read_text()[-3000:]
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+            proc = start()
+            if rng.random() < 0.7:  # else the next kill may come before it streams
+                streaming(proc)
+        streaming(proc)
+        mark = written[-1] if written else 0
 
-            def live() -> bool:  # the last run delivers changes written while it streams
-                assert proc.poll() is None, logs[-1].read_text()[-3000:]
-                reader.poll(0.2)
-                return any(e["after"]["v"] > mark for e in reader.events)
+        def live() -> bool:  # the last run delivers changes written while it streams
+            assert proc.poll() is None, logs[-1].read_text()[-3000:]
+            reader.poll(0.2)
+            return any(e["after"]["v"] > mark for e in reader.events)
 
-            wait_until(live, 60, f"a change after v={mark} from the last run",
-                       detail=lambda: logs[-1].read_text()[-3000:])
-            stop.set()
-            thread.join(10)
-            expected = dict(conn.execute("SELECT id, v FROM storm").fetchall())  # type: ignore[arg-type]
+        wait_until(live, 60, f"a change after v={mark} from the last run",
+                   detail=lambda: logs[-1].read_text()[-3000:])
+        stop.set()
+        thread.join(10)
+        with source.connect() as conn:
+            expected = dict(conn.execute("SELECT id, v FROM storm").fetchall())
         deadline = time.monotonic() + 60
         while missing := set(written) - {e["after"]["v"] for e in reader.events}:
             assert proc.poll() is None and time.monotonic() < deadline, \
@@ -400,7 +478,7 @@ def storm(pg_db: dict[str, str], bootstrap: str, prefix: str, tmp_path: Path, *e
     for log in logs:
         text = log.read_text()
         assert "Traceback" not in text, text[-3000:]
-    everything = read(bootstrap, f"{prefix}.public.storm", committed=False)  # aborted transactions' too
+    everything = read(bootstrap, source.topic, committed=False)  # aborted transactions' too
     seen = [e["after"]["v"] for e in reader.events]
     rebuilt: dict[int, int] = {}
     for event in reader.events:
@@ -410,10 +488,8 @@ def storm(pg_db: dict[str, str], bootstrap: str, prefix: str, tmp_path: Path, *e
             "uncommitted": len(everything) - len(seen)}
 
 
-def test_kill_storm_exactly_once(pg_db: dict[str, str], kafka_bootstrap: str, topic_prefix: str,
-                                 tmp_path: Path) -> None:
-    result = storm(pg_db, kafka_bootstrap, topic_prefix, tmp_path, "exactly.once.support=required")
-    print(f"\nexactly once: {result['restarts']} SIGKILLs and restarts, {result['written']} changes written, "
+def check_exactly_once(result: dict[str, Any], what: str) -> None:
+    print(f"\n{what}, exactly once: {result['restarts']} SIGKILLs and restarts, {result['written']} changes written, "
           f"{result['events']} events read committed, {result['duplicates']} duplicates, {result['lost']} lost; "
           f"{result['uncommitted']} records of aborted transactions in the topic")
     assert result["restarts"] == KILLS
@@ -424,10 +500,24 @@ def test_kill_storm_exactly_once(pg_db: dict[str, str], kafka_bootstrap: str, to
     assert result["rebuilt"] == result["expected"]
 
 
+def test_kill_storm_exactly_once(pg_db: dict[str, str], kafka_bootstrap: str, topic_prefix: str,
+                                 tmp_path: Path) -> None:
+    source = postgres_storm(pg_db, kafka_bootstrap, topic_prefix, ("exactly.once.support=required",))
+    check_exactly_once(storm(source, kafka_bootstrap, tmp_path), "PostgreSQL")
+
+
+@LONG  # the PostgreSQL storm stays in the test command
+@pytest.mark.mysql
+def test_kill_storm_exactly_once_mariadb(mysql_server: dict[str, Any], mysql_db: dict[str, str],
+                                         kafka_bootstrap: str, topic_prefix: str, tmp_path: Path) -> None:
+    source = mariadb_storm(mysql_server, mysql_db, kafka_bootstrap, topic_prefix, ("exactly.once.support=required",))
+    check_exactly_once(storm(source, kafka_bootstrap, tmp_path), "MariaDB")
+
+
 @LONG  # the exactly-once storm stays in the test command
 def test_kill_storm_at_least_once_for_contrast(pg_db: dict[str, str], kafka_bootstrap: str, topic_prefix: str,
                                                tmp_path: Path) -> None:
-    result = storm(pg_db, kafka_bootstrap, topic_prefix, tmp_path)
+    result = storm(postgres_storm(pg_db, kafka_bootstrap, topic_prefix, ()), kafka_bootstrap, tmp_path)
     print(f"\nat least once: {result['restarts']} SIGKILLs and restarts, {result['written']} changes written, "
           f"{result['events']} events read, {result['duplicates']} duplicates, {result['lost']} lost")
     assert result["lost"] == 0  # duplicates are allowed here, and may by chance be none

@@ -117,3 +117,16 @@ def test_a_pattern_option_is_checked_under_its_own_name(tmp_path) -> None:  # ty
         _pipeline(tmp_path, **{"column.mask.with.8.chars": "public.t.(x"})
     _pipeline(tmp_path, **{"column.mask.with.8.chars": "public.t.x",
                            "column.mask.hash.v2.SHA-256.with.salt.s": "a.b.c"})
+
+
+@pytest.mark.parametrize("store", ["kafka", "io.debezium.storage.kafka.history.KafkaSchemaHistory"])
+def test_the_schema_history_store_options_are_known_before_it_opens(tmp_path, caplog, store) -> None:  # type: ignore[no-untyped-def]
+    """schema.history.internal=kafka: its topic option was warned "unknown ... is ignored" while it was used."""
+    from cdc.core.errors import SchemaHistoryError
+
+    with caplog.at_level(logging.WARNING), pytest.raises(SchemaHistoryError):  # no broker: the store does not open
+        build("mysql", {"topic.prefix": "shop", "sink.files.directory": str(tmp_path), "database.port": "1",
+                        "schema.history.internal": store, "schema.history.internal.kafka.topic": "shop-history",
+                        "schema.history.internal.kafka.bootstrap.servers": "127.0.0.1:1",
+                        "kafka.connect.timeout.ms": "200"})
+    assert "unknown property" not in caplog.text

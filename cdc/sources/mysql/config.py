@@ -91,11 +91,3 @@ MYSQL_OPTIONS: tuple[Option, ...] = (
     *GTID_OPTIONS,
 ) + SIGNAL_OPTIONS
 
-# Debezium's class names for schema history stores -> our plugin names.
-HISTORY_CLASSES = {
-    "io.debezium.storage.file.history.FileSchemaHistory": "file",
-    "io.debezium.relational.history.FileDatabaseHistory": "file",
-    "io.debezium.storage.kafka.history.KafkaSchemaHistory": "kafka",
-    "io.debezium.relational.history.KafkaDatabaseHistory": "kafka",
-    "io.debezium.relational.history.MemorySchemaHistory": "memory",
-}

@@ -19,8 +19,7 @@ from typing import Any
 from cdc import registry
 from cdc.config import Config
 from cdc.core.errors import SchemaHistoryError
-from cdc.core.schema_history import FileSchemaHistory, MemorySchemaHistory, SchemaHistory, torn_position
-from cdc.sources.mysql.config import HISTORY_CLASSES
+from cdc.core.schema_history import FileSchemaHistory, MemorySchemaHistory, SchemaHistory, history_kind, torn_position
 from cdc.sources.mysql.connection import ServerInfo
 from cdc.sources.mysql.ddl import MySqlSchema, history_record
 from cdc.sources.mysql.position import at_or_before
@@ -31,7 +30,7 @@ log = logging.getLogger(__name__)
 def open_history(config: Config) -> SchemaHistory:
     """The schema history store named by ``schema.history.internal``."""
     raw = config.get("schema.history.internal")
-    kind = HISTORY_CLASSES.get(raw, raw)
+    kind = history_kind(raw)
     if kind == "memory":
         return MemorySchemaHistory()
     if kind == "file":
