@@ -74,8 +74,7 @@ def _sampled_bounds(conn: psycopg.Connection, table: cat.CatalogTable, chunk_row
     chunks = max(round(estimate / chunk_rows), 2)
     percent = min(MAX_SAMPLE_PERCENT,
                   100.0 * chunks * max(SAMPLE_KEYS_PER_CHUNK / estimate, SAMPLE_PAGES_PER_CHUNK / pages))
-    keys = sql.SQL(", ").join(sql.Identifier(k) for k in table.primary_key)
-    as_text = sql.SQL(", ").join(sql.SQL("{}::text").format(sql.Identifier(k)) for k in table.primary_key)
+    keys, as_text = _key_lists(table)
     sample = [list(row) for row in conn.execute(sql.SQL(
         "SELECT {as_text} FROM (SELECT {keys} FROM {table} TABLESAMPLE SYSTEM ({percent}) REPEATABLE (0)) s "
         "ORDER BY {order}").format(  # by the columns of s (the output's names are the keys as text)
@@ -88,9 +87,14 @@ def _sampled_bounds(conn: psycopg.Connection, table: cat.CatalogTable, chunk_row
     return [sample[i * len(sample) // chunks] for i in range(1, chunks)]
 
 
+def _key_lists(table: cat.CatalogTable) -> tuple[sql.Composable, sql.Composable]:
+    """The key columns, and the same as text (bounds travel as text in the plan)."""
+    return (sql.SQL(", ").join(sql.Identifier(k) for k in table.primary_key),
+            sql.SQL(", ").join(sql.SQL("{}::text").format(sql.Identifier(k)) for k in table.primary_key))
+
+
 def _numbered_bounds(conn: psycopg.Connection, table: cat.CatalogTable, chunk_rows: int) -> list[list[str]]:
-    keys = sql.SQL(", ").join(sql.Identifier(k) for k in table.primary_key)
-    as_text = sql.SQL(", ").join(sql.SQL("{}::text").format(sql.Identifier(k)) for k in table.primary_key)
+    keys, as_text = _key_lists(table)
     query = sql.SQL(
         "SELECT {as_text} FROM (SELECT {keys}, row_number() OVER (ORDER BY {keys}) AS rn FROM {table}) numbered "
         "WHERE rn % {every} = 1 AND rn > 1 ORDER BY rn"  # (not by the keys: here they are text)
