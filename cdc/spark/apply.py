@@ -166,6 +166,11 @@ def apply_changes(
         flat.unpersist()
 
 
+def _data_columns(keys: Sequence[str], columns: Sequence[str]) -> list[str]:
+    """The target's columns: the keys first, then the others in the source's order."""
+    return list(keys) + [c for c in columns if c not in keys]
+
+
 def _snapshot_into_new_delta(spark: SparkSession, flat: DataFrame, target: str, keys: Sequence[str],
                              columns: Sequence[str], marked: bool) -> bool:
     """A new SCD1 target written straight from the batch, in one pass, when the batch holds snapshot rows
@@ -180,7 +185,7 @@ def _snapshot_into_new_delta(spark: SparkSession, flat: DataFrame, target: str, 
     if marked:
         checks.append(F.sum(F.when(F.coalesce(F.size(unavailable.MARKS), F.lit(0)) > 0, 1).otherwise(0))
                       .alias("unavailable"))
-    data_columns = list(keys) + [c for c in columns if c not in keys]
+    data_columns = _data_columns(keys, columns)
     rows = flat.observe(observation, *checks).select(*data_columns)
     _create_delta(rows, target)
     seen = observation.get
@@ -247,7 +252,7 @@ def _merge_delta_scd1(spark: SparkSession, target: str, latest: DataFrame, keys:
     it lets Delta skip the files whose key statistics lie outside it (a join condition alone does not)."""
     from delta.tables import DeltaTable
 
-    data_columns = list(keys) + [c for c in columns if c not in keys]
+    data_columns = _data_columns(keys, columns)
     if not _delta_exists(spark, target):
         _create_delta(latest.where("_op != 'd'").select(*data_columns), target)
         return
@@ -269,7 +274,7 @@ def _merge_delta_scd1(spark: SparkSession, target: str, latest: DataFrame, keys:
 def _versions(flat: DataFrame, keys: Sequence[str], columns: Sequence[str]) -> DataFrame:
     """One row per non-delete event, valid until the next event of its key."""
     window = Window.partitionBy(*keys).orderBy("_seq")
-    data_columns = list(keys) + [c for c in columns if c not in keys]
+    data_columns = _data_columns(keys, columns)
     return (flat.withColumn(VALID_TO, F.lead("_seq").over(window))
             .where("_op != 'd'")
             .select(*data_columns, F.col("_seq").alias(VALID_FROM), VALID_TO,
@@ -317,7 +322,7 @@ def _replace_parquet(result: DataFrame, target: str) -> None:
 
 def _merge_parquet_scd1(spark: SparkSession, target: str, latest: DataFrame, keys: Sequence[str],
                         columns: Sequence[str]) -> None:
-    data_columns = list(keys) + [c for c in columns if c not in keys]
+    data_columns = _data_columns(keys, columns)
     upserts = latest.where("_op != 'd'").select(*data_columns)
     existing = _read_parquet(spark, target)
     if existing is None:
