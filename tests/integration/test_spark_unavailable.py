@@ -80,6 +80,26 @@ def test_missing_values_come_from_the_batch_or_the_target(spark: Any, tmp_path: 
     assert [(r["nums"], r["n"]) for r in history] == [([7], 0), ([7], 1)]  # the insert's value, carried
 
 
+def test_the_target_is_read_for_the_keys_that_lack_values_only(spark: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The target's rows a fill reads: those of the keys whose events lack values and of key changes' old
+    keys, listed (so Delta and Parquet skip the other files), or their range when there are many."""
+    from pyspark.sql import functions as F
+
+    from cdc.spark import unavailable
+
+    target = spark.range(1, 101).select(F.col("id").cast("int").alias("id"), F.lit("b").alias("body"))
+    schema = "id int, body string, _seq long, _unavailable array<string>, _old_key struct<id:int>"
+    changes = spark.createDataFrame([(1, "P", 3, ["body"], None), (3, "b3", 4, None, None), (4, "P", 7, ["body"], (2,)),
+                                     (50, "P", 8, ["body"], None), (60, "b", 9, None, None)], schema)
+
+    def read(limit: int) -> list[int]:
+        monkeypatch.setattr(unavailable, "LOOKUP_LIMIT", limit)
+        return sorted(r["id"] for r in unavailable._rows_looked_up(target, changes, ["id"]).collect())
+
+    assert read(1000) == [1, 2, 4, 50]  # 3 and 60 have their values; 2 is 4's old key
+    assert read(3) == list(range(1, 51))  # more than 3 keys: their range
+
+
 # ---- a real PostgreSQL: TOASTed text, bytea, jsonb and int[] under REPLICA IDENTITY DEFAULT ----------------
 
 DOCS = ("CREATE TABLE docs (id int PRIMARY KEY, title text, body text, blob bytea, payload jsonb, nums int[], n int)",
