@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
+from functools import reduce
 from pathlib import Path
 from typing import Any
 
@@ -159,7 +160,8 @@ def apply_changes(
                 _merge_parquet_scd1(spark, target, latest, keys, columns)
         else:
             if fmt == "delta":
-                _merge_delta_scd2(spark, target, changes, keys, columns, target_schema)
+                key_range = (summary["low"], summary["high"]) if not summary["null_keys"] else (None, None)
+                _merge_delta_scd2(spark, target, changes, keys, columns, key_range, target_schema)
             else:
                 _merge_parquet_scd2(spark, target, changes, keys, columns)
     finally:
@@ -245,11 +247,21 @@ class TargetSchema:
     defaults: Mapping[str, Any] = dataclass_field(default_factory=dict)
 
 
+def _key_match(keys: Sequence[str], key_range: tuple[Any, Any]) -> Column:
+    """A MERGE's condition on the keys of target ``t`` and source ``s``. ``key_range``: the batch's lowest
+    and highest first key column (None, None: unknown); as a condition on the target it lets Delta skip
+    the files whose key statistics lie outside it (a join condition alone does not)."""
+    condition = reduce(lambda a, b: a & b, [F.col(f"t.`{k}`").eqNullSafe(F.col(f"s.`{k}`")) for k in keys])
+    low, high = key_range
+    if low is not None and high is not None:
+        condition = condition & F.col(f"t.`{keys[0]}`").between(F.lit(low), F.lit(high))
+    return condition
+
+
 def _merge_delta_scd1(spark: SparkSession, target: str, latest: DataFrame, keys: Sequence[str],
                       columns: Sequence[str], key_range: tuple[Any, Any] = (None, None),
                       schema: TargetSchema = TargetSchema()) -> None:
-    """``key_range``: the batch's lowest and highest first key column; as a condition on the target
-    it lets Delta skip the files whose key statistics lie outside it (a join condition alone does not)."""
+    """``key_range``: see _key_match."""
     from delta.tables import DeltaTable
 
     data_columns = _data_columns(keys, columns)
@@ -257,14 +269,8 @@ def _merge_delta_scd1(spark: SparkSession, target: str, latest: DataFrame, keys:
         _create_delta(latest.where("_op != 'd'").select(*data_columns), target)
         return
     latest, data_columns = evolve.fit_target(spark, target, latest, data_columns, schema.policy, schema.defaults)
-    condition = F.lit(True)
-    for k in keys:
-        condition = condition & F.col(f"t.`{k}`").eqNullSafe(F.col(f"s.`{k}`"))
-    low, high = key_range
-    if low is not None and high is not None:
-        condition = condition & F.col(f"t.`{keys[0]}`").between(F.lit(low), F.lit(high))
     values: dict[str, str | Column] = {f"`{c}`": f"s.`{c}`" for c in data_columns}
-    (DeltaTable.forPath(spark, target).alias("t").merge(latest.alias("s"), condition)
+    (DeltaTable.forPath(spark, target).alias("t").merge(latest.alias("s"), _key_match(keys, key_range))
      .whenMatchedDelete(condition="s._op = 'd'")
      .whenMatchedUpdate(condition="s._op != 'd'", set=values)
      .whenNotMatchedInsert(condition="s._op != 'd'", values=values)
@@ -282,7 +288,9 @@ def _versions(flat: DataFrame, keys: Sequence[str], columns: Sequence[str]) -> D
 
 
 def _merge_delta_scd2(spark: SparkSession, target: str, flat: DataFrame, keys: Sequence[str],
-                      columns: Sequence[str], schema: TargetSchema = TargetSchema()) -> None:
+                      columns: Sequence[str], key_range: tuple[Any, Any] = (None, None),
+                      schema: TargetSchema = TargetSchema()) -> None:
+    """``key_range``: see _key_match (on both MERGEs)."""
     from delta.tables import DeltaTable
 
     versions = _versions(flat, keys, columns)
@@ -291,11 +299,12 @@ def _merge_delta_scd2(spark: SparkSession, target: str, flat: DataFrame, keys: S
         return
     versions, written = evolve.fit_target(spark, target, versions, versions.columns, schema.policy, schema.defaults)
     first = flat.groupBy(*keys).agg(F.min("_seq").alias("_first"))
-    key_match = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
+    key_match = _key_match(keys, key_range)
     table = DeltaTable.forPath(spark, target)
-    (table.alias("t").merge(first.alias("s"), f"{key_match} AND t.{IS_CURRENT} AND t.{VALID_FROM} < s._first")
+    (table.alias("t").merge(first.alias("s"), key_match & F.col(f"t.{IS_CURRENT}")
+                            & (F.col(f"t.{VALID_FROM}") < F.col("s._first")))
      .whenMatchedUpdate(set={VALID_TO: "s._first", IS_CURRENT: "false"}).execute())
-    (table.alias("t").merge(versions.alias("s"), f"{key_match} AND t.{VALID_FROM} = s.{VALID_FROM}")
+    (table.alias("t").merge(versions.alias("s"), key_match & (F.col(f"t.{VALID_FROM}") == F.col(f"s.{VALID_FROM}")))
      .whenNotMatchedInsert(values={f"`{c}`": f"s.`{c}`" for c in written}).execute())
 
 
