@@ -98,6 +98,8 @@ def test_the_target_is_read_for_the_keys_that_lack_values_only(spark: Any, monke
 
     assert read(1000) == [1, 2, 4, 50]  # 3 and 60 have their values; 2 is 4's old key
     assert read(3) == list(range(1, 51))  # more than 3 keys: their range
+    stamped = changes.withColumn("id", F.timestamp_seconds("id"))  # a timestamp key: no literal, the whole target
+    assert unavailable._rows_looked_up(target, stamped, ["id"]).count() == 100
 
 
 # ---- a real PostgreSQL: TOASTed text, bytea, jsonb and int[] under REPLICA IDENTITY DEFAULT ----------------
