@@ -150,17 +150,16 @@ def apply_changes(
                                        each_key_once).localCheckpoint()  # (the target changes below)
             flat.unpersist()  # the filled rows are what is read from here on
             unavailable.report(changes, keys, target)
+        key_range = (summary["low"], summary["high"]) if not summary["null_keys"] else (None, None)
         if scd_type == 1:
             latest = changes if each_key_once else changes.withColumn("_rn", F.row_number().over(
                 Window.partitionBy(*keys).orderBy(F.col("_seq").desc()))).where("_rn = 1").drop("_rn")
             if fmt == "delta":
-                key_range = (summary["low"], summary["high"]) if not summary["null_keys"] else (None, None)
                 _merge_delta_scd1(spark, target, latest, keys, columns, key_range, target_schema)
             else:
                 _merge_parquet_scd1(spark, target, latest, keys, columns)
         else:
             if fmt == "delta":
-                key_range = (summary["low"], summary["high"]) if not summary["null_keys"] else (None, None)
                 _merge_delta_scd2(spark, target, changes, keys, columns, key_range, target_schema)
             else:
                 _merge_parquet_scd2(spark, target, changes, keys, columns)
