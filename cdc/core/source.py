@@ -233,8 +233,9 @@ class SnapshotsInParallel(Protocol):
     into chunks; None when snapshot.mode takes no snapshot. The plan is JSON: ``chunks`` (each a dict
     with at least ``table``), ``ts_us``, and ``stream_from`` (the offset the stream starts at). Each
     executor builds the source from the same options and reads one chunk, as events or, where it can,
-    as an Arrow table of the row struct's columns with the source block they share (None: use the
-    events). ``release_parallel_snapshot`` once every chunk is read."""
+    as Arrow tables of the row struct's columns with the source block they share, a piece at a time,
+    where lists of events may stand for rows it cannot read so (None: use the events).
+    ``release_parallel_snapshot`` once every chunk is read."""
 
     def plan_parallel_snapshot(self, chunk_rows: int) -> dict[str, Any] | None: ...
 
@@ -242,7 +243,7 @@ class SnapshotsInParallel(Protocol):
 
     def parallel_chunk_events(self, plan: dict[str, Any], chunk: Any) -> Iterator[list[ChangeEvent]]: ...
 
-    def parallel_chunk_arrow(self, plan: dict[str, Any], chunk: Any) -> tuple[Any, dict[str, Any]] | None: ...
+    def parallel_chunk_arrow(self, plan: dict[str, Any], chunk: Any) -> tuple[Iterator[Any], dict[str, Any]] | None: ...
 
 
 @runtime_checkable

@@ -107,6 +107,19 @@ def snapshot_batches(after: pa.Table, schema: pa.Schema, source: dict[str, Any],
         yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
+def chunk_batches(parts: Iterator[Any], schema: pa.Schema, source: dict[str, Any], ts_ms: int, table_id: str,
+                  events: EventRows) -> Iterator[pa.RecordBatch]:
+    """A snapshot chunk read columnar (``parallel_chunk_arrow``: Arrow tables, and lists of read events for
+    rows the columnar path cannot read) as batches of read events."""
+    for part in parts:
+        if isinstance(part, list):
+            batch = events.batch(part, lambda: 0, schema)
+            if batch is not None:
+                yield batch
+        else:
+            yield from snapshot_batches(part, schema, source, ts_ms, table_id, in_tables=events.tables is not None)
+
+
 @dataclass
 class Collected:
     """Events' rows as lists, one per column of ``event_schema``, not converted yet: rows as the

@@ -65,7 +65,7 @@ from cdc.core.source import (
     offers,
 )
 from cdc.spark import options as reader
-from cdc.spark.arrow_events import EventRows, arrow_schema, concatenated, snapshot_batches
+from cdc.spark.arrow_events import EventRows, arrow_schema, chunk_batches, concatenated
 from cdc.spark.prefetch import Prefetcher
 from cdc.spark.schema import event_schema, struct_type_of
 
@@ -525,9 +525,9 @@ def read_chunk(partition: ChunkPartition, schema: Any, typed: bool, events: Even
         # The columnar path hands rows over without events: with transforms, chunks go the event way.
         columnar = chunks.parallel_chunk_arrow(partition.plan, partition.chunk) if typed and chain is None else None
         if columnar is not None:
-            after, block = columnar
-            yield from snapshot_batches(after, schema, block, partition.plan["ts_us"] // 1000,
-                                        partition.chunk["table"], in_tables=events.tables is not None)
+            parts, block = columnar
+            yield from chunk_batches(parts, schema, block, partition.plan["ts_us"] // 1000, partition.chunk["table"],
+                                     events)
             return
         for chunk_events in chunks.parallel_chunk_events(partition.plan, partition.chunk):
             batch = events.batch(transformed(chain, chunk_events), lambda: 0, schema)

@@ -46,7 +46,7 @@ def _beyond_none(convert: Converter) -> Converter:
             result = convert(value)
         except (OverflowError, ValueError):
             return None
-        return result if 1 <= result.year <= 9999 else None
+        return result if result is not None and 1 <= result.year <= 9999 else None
     return checked
 
 
@@ -74,7 +74,7 @@ def field_type(schema: dict[str, Any]) -> tuple[T.DataType, Converter]:
     if name in ("io.debezium.time.Timestamp", "org.apache.kafka.connect.data.Timestamp"):
         return T.TimestampNTZType(), _beyond_none(lambda ms: _EPOCH + timedelta(milliseconds=ms))
     if name == "io.debezium.time.ZonedTimestamp":
-        return T.TimestampType(), _zoned
+        return T.TimestampType(), _beyond_none(_zoned)  # a BC value: '-4712-01-01T00:00:00Z'
     if kind == "array":
         element_type, element = field_type(schema["items"])
         return T.ArrayType(element_type, True), lambda items: [None if v is None else element(v) for v in items]

@@ -7,15 +7,17 @@ join an exported snapshot: it opens its own connections and transactions).
 
 It is used for the columns whose Debezium value is what PostgreSQL stores (integers, floats,
 booleans, text, dates, timestamps, bytea, numeric with a scale) or its text output (uuid, json,
-inet, ...), at the default value modes. A table with any other column type, or a chunk holding a
-value the fast path would get wrong (infinite dates, numeric NaN), is read the Python way, which
-stays the reference.
+inet, ...), at the default value modes. A table with any other column type is read the Python way, which
+stays the reference; so are the rows holding a value ADBC would get wrong (infinite or BC dates,
+numeric NaN): the server flags them in the same SELECT, and they are read again as text by their
+location in the same transaction.
 """
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from psycopg import sql
@@ -45,15 +47,47 @@ def _base(type_name: str) -> str:
     return _MODIFIER.sub("", type_name).strip()
 
 
+# Hidden columns of a chunk's SELECT when some column can hold a value ADBC reads wrong: whether this row
+# holds one, and where it lies (its table -- a partition's rows share ctids with the others' -- and its
+# ctid, stable inside the transaction's snapshot), as "oid:(page,item)".
+OUTSIDE = "__cdc_outside"
+LOCATION = "__cdc_location"
+REREAD_ROWS = 10_000  # rows holding such values read again per query, as text
+_LOCATION = re.compile(r"(\d+):(\(\d+,\d+\))")
+
+# Years 1 to 9999 are what ADBC reads right: outside them (BC dates, infinity, which it turns into
+# wrapped-around numbers) and for numeric NaN, the Python converters give Debezium's values.
+_OUTSIDE = {
+    "date": "{c} < '0001-01-01'::date OR {c} > '9999-12-31'::date",
+    "timestamp without time zone": "{c} < '0001-01-01 00:00:00'::timestamp "
+                                   "OR {c} > '9999-12-31 23:59:59.999999'::timestamp",
+    "timestamp with time zone": "{c} < '0001-01-01 00:00:00+00'::timestamptz "
+                                "OR {c} > '9999-12-31 23:59:59.999999+00'::timestamptz",
+    "numeric": "{c} = 'NaN'::numeric",
+}
+
+
+@dataclass(frozen=True)
+class ColumnarSelect:
+    """How a table's chunks are read as Arrow: ``columns``, the SELECT list of the row struct's fields
+    (``names``); ``outside``, true for a row holding a value only the Python converters read (None: no
+    column can hold one)."""
+
+    names: list[str]
+    columns: list[sql.Composable]
+    outside: sql.Composable | None
+
+
 def columnar_select(table: cat.CatalogTable, fields: Sequence[dict[str, Any]], modes: TypeModes
-                    ) -> list[sql.Composable] | None:
-    """The SELECT list that reads the row struct ``fields`` (the table's Connect row fields) as Arrow
-    columns of the same values, or None when some column needs the Python converters."""
+                    ) -> ColumnarSelect | None:
+    """How to read the row struct ``fields`` (the table's Connect row fields) as Arrow columns of the same
+    values, or None when some column needs the Python converters."""
     if (modes.decimal_handling_mode, modes.binary_handling_mode) != ("precise", "bytes") or \
             modes.time_precision_mode not in ("adaptive", "adaptive_time_microseconds"):
         return None
     types = {c.name: c for c in table.columns}
     out: list[sql.Composable] = []
+    outside: list[sql.Composable] = []
     for field in fields:
         column = types.get(field["field"])
         if column is None or column.dims:
@@ -64,22 +98,44 @@ def columnar_select(table: cat.CatalogTable, fields: Sequence[dict[str, Any]], m
         if base in _NATIVE:
             out.append(sql.Identifier(column.name))
         elif base in _AS_TEXT:
-            # the type's output function (a cast to text can differ: inet '::1' is '::1/128' as text)
-            out.append(sql.SQL("CASE WHEN {c} IS NULL THEN NULL ELSE format('%s', {c}) END AS {c}").format(
-                c=sql.Identifier(column.name)))
+            out.append(_as_text(column.name))
         else:
             return None
-    return out
+        if base in _OUTSIDE:
+            outside.append(sql.SQL("(" + _OUTSIDE[base] + ")").format(c=sql.Identifier(column.name)))
+    flag = sql.SQL("coalesce({}, false)").format(sql.SQL(" OR ").join(outside)) if outside else None
+    return ColumnarSelect([f["field"] for f in fields], out, flag)
 
 
-def read_chunk(conninfo: str, table: cat.CatalogTable, chunk: Chunk, columns: list[sql.Composable],
-               snapshot: str | None, render: Any, initial: Sequence[str] = ()) -> pa.Table | None:
-    """The chunk's rows as an Arrow table (a column per row field), read in the exported ``snapshot``
-    when it still exists; None when a value needs the Python converters. ``render`` turns a psycopg
-    query into SQL text (it needs a psycopg connection for quoting); ``initial``: database.initial.statements."""
+def _as_text(name: str) -> sql.Composable:
+    """A column as its type's output function writes it, as COPY's text does (a cast to text can differ:
+    inet '::1' is '::1/128' as text)."""
+    return sql.SQL("CASE WHEN {c} IS NULL THEN NULL ELSE format('%s', {c}) END AS {c}").format(c=sql.Identifier(name))
+
+
+def read_chunk(conninfo: str, table: cat.CatalogTable, chunk: Chunk, select: ColumnarSelect,
+               snapshot: str | None, render: Any, initial: Sequence[str] = ()) -> Iterator[pa.Table | list[list[Any]]]:
+    """The chunk's rows, read in the exported ``snapshot`` when it still exists: Arrow tables of the row
+    fields, a server batch at a time (a chunk is never whole in memory), then the rows holding a value
+    only the Python converters read, as lists of the table's columns' text values (COPY's text form),
+    read again by their location in the same transaction. ``render`` turns a psycopg query into SQL text
+    (it needs a psycopg connection for quoting); ``initial``: database.initial.statements. ImportError: no
+    ADBC driver."""
     import adbc_driver_postgresql.dbapi as adbc
 
+    columns = list(select.columns)
+    if select.outside is not None:
+        columns += [sql.SQL("{} AS {}").format(select.outside, sql.Identifier(OUTSIDE)),
+                    sql.SQL("tableoid::oid::text || ':' || ctid::text AS {}").format(sql.Identifier(LOCATION))]
     query = render(select_chunk(table, chunk, columns))
+    return _rows(adbc, conninfo, table, select, query, snapshot, render, initial)
+
+
+def _rows(adbc: Any, conninfo: str, table: cat.CatalogTable, select: ColumnarSelect, query: str,
+          snapshot: str | None, render: Any, initial: Sequence[str]) -> Iterator[pa.Table | list[list[Any]]]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     with adbc.connect(conninfo) as conn, conn.cursor() as cur:
         if initial:  # their own transaction: the snapshot's must start with SET TRANSACTION
             initial_statements.run(initial, cur.execute, table.qualified, lambda exc: SourceError(str(exc)),
@@ -94,33 +150,37 @@ def read_chunk(conninfo: str, table: cat.CatalogTable, chunk: Chunk, columns: li
                 conn.rollback()
                 cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         cur.execute(query)
-        result = cur.fetch_arrow_table()
+        outside: list[str] = []
+        for batch in cur.fetch_record_batch():
+            if select.outside is not None:
+                flags = batch.column(OUTSIDE)
+                if pc.any(flags).as_py():
+                    outside += batch.filter(flags).column(LOCATION).to_pylist()
+                    batch = batch.filter(pc.invert(flags))
+                batch = batch.select(select.names)
+            if batch.num_rows:
+                yield pa.Table.from_batches([batch])
+        for start in range(0, len(outside), REREAD_ROWS):
+            yield _reread(cur, table, outside[start:start + REREAD_ROWS], render)
         conn.rollback()
-    return result if _plain_values(result) else None
 
 
-# Years 1 to 9999, in days and microseconds since 1970: outside them (BC dates, infinity, which ADBC
-# turns into wrapped-around numbers) the Python converters give Debezium's values.
-_DAYS = (-719_162, 2_932_896)
-_MICROS = (-62_135_596_800_000_000, 253_402_300_799_999_999)
-
-
-def _plain_values(result: pa.Table) -> bool:
-    """False when a column holds what only the Python converters handle: dates or timestamps
-    outside years 1-9999 (BC, infinity), numeric NaN."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    for column in result.columns:
-        kind = column.type
-        if isinstance(kind, pa.ExtensionType):
-            storage = pa.chunked_array([chunk.storage for chunk in column.chunks], type=kind.storage_type)
-            if pc.any(pc.equal(storage, "NaN")).as_py():
-                return False
-        elif pa.types.is_date32(kind) or pa.types.is_timestamp(kind):
-            low, high = _DAYS if pa.types.is_date32(kind) else _MICROS
-            extremes = pc.min_max(column.cast(pa.int32() if pa.types.is_date32(kind) else pa.int64()))
-            smallest, largest = extremes["min"].as_py(), extremes["max"].as_py()
-            if smallest is not None and (smallest < low or largest > high):
-                return False
-    return True
+def _reread(cur: Any, table: cat.CatalogTable, locations: list[str], render: Any) -> list[list[Any]]:
+    """The rows at ``locations`` (in this transaction's snapshot): every column of the table in its order,
+    each value as its type's output function writes it (as the Python path's COPY reads them)."""
+    by_table: dict[str, list[str]] = {}
+    for location in locations:
+        match = _LOCATION.fullmatch(location)
+        if match is None:  # they come from the server, and are never quoted blindly
+            raise SourceError(f"unexpected row location {location!r} read from {table.qualified}",
+                              fix="set parallelSnapshot to false to read the snapshot the Python way, and report this")
+        by_table.setdefault(match[1], []).append(match[2])
+    rows: list[list[Any]] = []
+    for oid, ctids in by_table.items():
+        query = sql.SQL("SELECT {} FROM {} WHERE tableoid = {} AND ctid = ANY({}::tid[])").format(
+            sql.SQL(", ").join(_as_text(c.name) for c in table.columns), sql.Identifier(table.schema, table.name),
+            sql.Literal(int(oid)), sql.Literal("{" + ",".join(f'"{c}"' for c in ctids) + "}"))
+        cur.execute(render(query))
+        read = cur.fetch_arrow_table()
+        rows += [list(row) for row in zip(*(c.to_pylist() for c in read.columns), strict=True)]
+    return rows

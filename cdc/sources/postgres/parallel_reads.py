@@ -80,20 +80,30 @@ class ParallelSnapshot:
         finally:
             conn.close()
 
-    def arrow(self, plan: dict[str, Any], chunk: parallel.Chunk) -> tuple[Any, dict[str, Any]] | None:
-        """One chunk's rows as an Arrow table of the row struct's columns, with the source block they
-        share; None when the table or a value needs the Python converters (then use the events)."""
+    def arrow(self, plan: dict[str, Any], chunk: parallel.Chunk
+              ) -> tuple[Iterator[Any | list[ChangeEvent]], dict[str, Any]] | None:
+        """One chunk's rows as Arrow tables of the row struct's columns -- and, for rows holding a value only
+        the Python converters read, as read events -- with the source block they share; None when the
+        table needs the Python converters (then use the events)."""
         table = self._table(chunk)
-        fields = self._table_state(table).envelope.row_schema["fields"]
-        columns = arrow_chunks.columnar_select(table, fields, self._modes)
-        if columns is None:
+        state = self._table_state(table)
+        select = arrow_chunks.columnar_select(table, state.envelope.row_schema["fields"], self._modes)
+        if select is None:
             return None
         try:
-            result = arrow_chunks.read_chunk(self._settings.conninfo(), table, chunk, columns, plan["snapshot"],
-                                             lambda query: query.as_string(self._catalog()),
-                                             self._settings.initial_statements)
+            parts = arrow_chunks.read_chunk(self._settings.conninfo(), table, chunk, select, plan["snapshot"],
+                                            lambda query: query.as_string(self._catalog()),
+                                            self._settings.initial_statements)
         except ImportError:
             log.warning("adbc-driver-postgresql is not installed: snapshot chunks are converted in Python "
                         "(pip install 'cdc-debezium[spark]')")
             return None
-        return None if result is None else (result, self._source(table, plan))
+        source = self._source(table, plan)
+        ts = (plan["ts_us"] // 1000, plan["ts_us"], plan["ts_us"] * 1000)
+        position = (plan["lsn"], 0, 0)
+
+        def events(rows: list[list[Any]]) -> list[ChangeEvent]:
+            return [state.envelope.event(OP_READ, None, state.row(values), source, position=position, ts=ts)
+                    for values in rows]
+
+        return ((part if not isinstance(part, list) else events(part) for part in parts), source)

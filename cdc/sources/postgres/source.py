@@ -249,9 +249,11 @@ class PostgresSource:
         """One chunk's rows as read events (the reference path), in the plan's snapshot if it still exists."""
         return self._parallel.events(plan, chunk)
 
-    def parallel_chunk_arrow(self, plan: dict[str, Any], chunk: parallel.Chunk) -> tuple[Any, dict[str, Any]] | None:
-        """One chunk's rows as an Arrow table of the row struct's columns, with the source block they
-        share; None when the table or a value needs the Python converters (then use the events)."""
+    def parallel_chunk_arrow(self, plan: dict[str, Any], chunk: parallel.Chunk
+                             ) -> tuple[Iterator[Any], dict[str, Any]] | None:
+        """One chunk's rows as Arrow tables of the row struct's columns (and lists of read events for rows
+        holding a value only the Python converters read), with the source block they share; None when the
+        table needs the Python converters (then use the events)."""
         return self._parallel.arrow(plan, chunk)
 
     # ---- describing tables (cdc.core.source.DescribesTables) -----------------------------------
