@@ -47,10 +47,9 @@ def _base(type_name: str) -> str:
     return _MODIFIER.sub("", type_name).strip()
 
 
-# Hidden columns of a chunk's SELECT when some column can hold a value ADBC reads wrong: whether this row
-# holds one, and where it lies (its table -- a partition's rows share ctids with the others' -- and its
+# The hidden column of a chunk's SELECT when some column can hold a value ADBC reads wrong: NULL, or, for a
+# row holding one, where it lies (its table -- a partition's rows share ctids with the others' -- and its
 # ctid, stable inside the transaction's snapshot), as "oid:(page,item)".
-OUTSIDE = "__cdc_outside"
 LOCATION = "__cdc_location"
 REREAD_ROWS = 10_000  # rows holding such values read again per query, as text
 _LOCATION = re.compile(r"(\d+):(\(\d+,\d+\))")
@@ -103,7 +102,7 @@ def columnar_select(table: cat.CatalogTable, fields: Sequence[dict[str, Any]], m
             return None
         if base in _OUTSIDE:
             outside.append(sql.SQL("(" + _OUTSIDE[base] + ")").format(c=sql.Identifier(column.name)))
-    flag = sql.SQL("coalesce({}, false)").format(sql.SQL(" OR ").join(outside)) if outside else None
+    flag = sql.SQL(" OR ").join(outside) if outside else None
     return ColumnarSelect([f["field"] for f in fields], out, flag)
 
 
@@ -125,8 +124,8 @@ def read_chunk(conninfo: str, table: cat.CatalogTable, chunk: Chunk, select: Col
 
     columns = list(select.columns)
     if select.outside is not None:
-        columns += [sql.SQL("{} AS {}").format(select.outside, sql.Identifier(OUTSIDE)),
-                    sql.SQL("tableoid::oid::text || ':' || ctid::text AS {}").format(sql.Identifier(LOCATION))]
+        columns.append(sql.SQL("CASE WHEN {} THEN tableoid::oid::text || ':' || ctid::text END AS {}").format(
+            select.outside, sql.Identifier(LOCATION)))
     query = render(select_chunk(table, chunk, columns))
     return _rows(adbc, conninfo, table, select, query, snapshot, render, initial)
 
@@ -153,10 +152,10 @@ def _rows(adbc: Any, conninfo: str, table: cat.CatalogTable, select: ColumnarSel
         outside: list[str] = []
         for batch in cur.fetch_record_batch():
             if select.outside is not None:
-                flags = batch.column(OUTSIDE)
-                if pc.any(flags).as_py():
-                    outside += batch.filter(flags).column(LOCATION).to_pylist()
-                    batch = batch.filter(pc.invert(flags))
+                locations = batch.column(LOCATION)
+                if locations.null_count < batch.num_rows:
+                    outside += locations.drop_null().to_pylist()
+                    batch = batch.filter(pc.is_null(locations))
                 batch = batch.select(select.names)
             if batch.num_rows:
                 yield pa.Table.from_batches([batch])
