@@ -15,8 +15,10 @@ In one run, on the same scratch table (bench_postgres.TABLE, six columns):
 2. streaming (local[2]): CHANGES updates, 1,000 per transaction, made after the snapshot, applied
    to the same Delta table: changes/s from the first update to the last applied change. Before
    them, 1,000 other updates warm the session up (its first MERGE compiles for 5-9 s, once per
-   session); their time is printed apart. Then the reference: the same number of updates applied
-   by ``apply_changes``' own MERGE alone, with nothing else running.
+   session); their time is printed apart. Then the reference: the same updates applied by
+   ``apply_changes``' own MERGE alone, with the query stopped. Both ways alternately,
+   --streaming-runs times (each round on its own keys; the query restarted from its checkpoint
+   and idle before the next round), so neither is measured alone in a colder JVM than the other.
 
 The foreachBatch function is ``apply_changes`` as a user calls it: the micro-batch is not cached
 first by the bench; the rows of each micro-batch are counted from the query's progress. Each MERGE's
@@ -32,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +48,7 @@ from bench.common import loop_seconds, scratch_database  # noqa: E402
 
 MAX_ROWS_PER_BATCH = [300_000]  # --max-rows-per-batch
 MIN_ROWS_PER_BATCH = [0]  # --min-rows-per-batch (with maxTriggerDelay 5s)
+STREAMING_RUNS = [2]  # --streaming-runs
 
 
 def _reader(spark: Any, props: dict[str, str], slot: str, chunk_rows: int, table: str = "public.bench") -> Any:
@@ -105,14 +109,20 @@ def _snapshot(spark: Any, props: dict[str, str], table: str, rows: int, chunks: 
     and the seconds from its start to the last snapshot row applied."""
     applied = Applied(f"{tmp}/{slot}")
     started = time.perf_counter()
-    query = (_reader(spark, props, slot, -(-rows // chunks), table).load().writeStream.foreachBatch(applied)
-             .option("checkpointLocation", f"{tmp}/{slot}_ck").trigger(processingTime="1 second").start())
+    query = _start(spark, props, slot, -(-rows // chunks), table, applied, tmp)
     return query, applied, applied.wait_for(query, rows) - started
 
 
-def merge_alone(spark: Any, target: str, changes: int, merge: Any) -> float:
-    """The reference for streaming: the same number of updates applied by apply_changes' own MERGE
-    (``merge``, unwrapped), in batches of ``maxRowsPerBatch`` rows taken from the target itself, with
+def _start(spark: Any, props: dict[str, str], slot: str, chunk_rows: int, table: str, applied: Applied,
+           tmp: str) -> Any:
+    """The query (from its checkpoint when it ran before)."""
+    return (_reader(spark, props, slot, chunk_rows, table).load().writeStream.foreachBatch(applied)
+            .option("checkpointLocation", f"{tmp}/{slot}_ck").trigger(processingTime="1 second").start())
+
+
+def merge_alone(spark: Any, target: str, first: int, changes: int, merge: Any) -> float:
+    """The reference for streaming: ``changes`` updates (keys from ``first`` on) applied by apply_changes' own
+    MERGE (``merge``, unwrapped), in batches of ``maxRowsPerBatch`` rows taken from the target itself, with
     nothing else running: what Delta alone does on this machine today."""
     from pyspark.sql import functions as F
 
@@ -120,8 +130,8 @@ def merge_alone(spark: Any, target: str, changes: int, merge: Any) -> float:
     columns = table.columns
     started = time.perf_counter()
     step = MAX_ROWS_PER_BATCH[0]
-    for low in range(1, changes + 1, step):
-        high = min(low + step - 1, changes)
+    for low in range(first, first + changes, step):
+        high = min(low + step - 1, first + changes - 1)
         batch = (table.where(F.col("id").between(low, high)).withColumn("note", F.lit("merged alone"))
                  .withColumn("_op", F.lit("u")).withColumn("_seq", F.col("id")).persist())
         batch.count()
@@ -159,21 +169,23 @@ def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int, ru
             if run < runs - 1:
                 query.stop()
         if changes:
-            out.update(_streaming(spark, props, query, applied, changes))
-        query.stop()
-        if changes:
-            from cdc.spark import apply as applying
-            out["merge_alone_changes_s"] = merge_alone(spark, applied.target, changes, applying._merge_delta_scd1)
+            restart = lambda: _start(spark, props, slot, -(-rows // chunks), "public.bench", applied, tmp)  # noqa: E731
+            out.update(_streaming(spark, props, query, applied, changes, STREAMING_RUNS[0], restart))
+        else:
+            query.stop()
     spark.stop()
     return out
 
 
-def _streaming(spark: Any, props: dict[str, str], query: Any, applied: Applied, changes: int) -> dict[str, Any]:
-    """``changes`` updates, 1,000 a transaction, through the running query: changes/s from the first
-    update to the last applied change, and each micro-batch's times."""
+def _streaming(spark: Any, props: dict[str, str], query: Any, applied: Applied, changes: int, rounds: int,
+               restart: Callable[[], Any]) -> dict[str, Any]:
+    """A warm-up of 1,000 updates, then ``rounds`` times: ``changes`` updates, 1,000 a transaction, through the
+    running query (changes/s from the first update to the last applied change, and each micro-batch's
+    times), then the query stopped and the same keys' updates by the MERGE alone; the query restarted."""
     from cdc.spark import apply as applying
 
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"streaming_changes_s": [], "merge_alone_changes_s": [], "changed_in_target": [],
+                           "writer_s": [], "streaming_batches": [], "merges": []}
     merges: list[tuple[float, float]] = []  # each MERGE's begin and end (inside apply_changes)
     merge = applying._merge_delta_scd1
 
@@ -188,30 +200,48 @@ def _streaming(spark: Any, props: dict[str, str], query: Any, applied: Applied, 
         warm = applied.rows(query)
         started = time.perf_counter()
         with psycopg.connect(props["dsn"], autocommit=True) as conn:
-            conn.execute("UPDATE bench SET note = 'warm-up' WHERE id > %s AND id <= %s", (changes, changes + 1000))
+            conn.execute("UPDATE bench SET note = 'warm-up' WHERE id > %s AND id <= %s",
+                         (rounds * changes, rounds * changes + 1000))
         out["warm_up_s"] = round(applied.wait_for(query, warm + 1000) - started, 1)
-        before = applied.rows(query)
-        started = time.perf_counter()
+        for round_ in range(rounds):
+            if round_:
+                query = _idle(restart(), applied)
+            first = round_ * changes + 1
+            before = applied.rows(query)
+            started = time.perf_counter()
 
-        def update() -> None:
-            with psycopg.connect(props["dsn"], autocommit=True) as conn:
-                for first in range(1, changes + 1, 1000):
-                    conn.execute("UPDATE bench SET note = 'changed' WHERE id BETWEEN %s AND %s", (first, first + 999))
-            out["writer_s"] = round(time.perf_counter() - started, 1)
-        writer = threading.Thread(target=update)
-        writer.start()
-        done = applied.wait_for(query, before + changes)
-        writer.join()
+            def update(first: int = first, note: str = f"changed {round_}", started: float = started) -> None:
+                with psycopg.connect(props["dsn"], autocommit=True) as conn:
+                    for low in range(first, first + changes, 1000):
+                        conn.execute("UPDATE bench SET note = %s WHERE id BETWEEN %s AND %s", (note, low, low + 999))
+                out["writer_s"].append(round(time.perf_counter() - started, 1))
+            writer = threading.Thread(target=update)
+            writer.start()
+            done = applied.wait_for(query, before + changes)
+            writer.join()
+            out["streaming_changes_s"].append(changes / (done - started))
+            # per micro-batch: id, rows, when its apply began, when it was applied; each MERGE's begin and end
+            # (between a batch's begin and its MERGE's, the batch is read and summed up)
+            out["streaming_batches"].append([(b, applied.seen[b], *(round(t - started, 1) for t in applied.stamps[b]))
+                                             for b in sorted(applied.seen) if applied.stamps[b][1] > started])
+            out["merges"].append([(round(began - started, 1), round(end - started, 1))
+                                  for began, end in merges if began > started])
+            out["changed_in_target"].append(spark.read.format("delta").load(applied.target)
+                                            .where(f"note = 'changed {round_}'").count())
+            query.stop()
+            out["merge_alone_changes_s"].append(merge_alone(spark, applied.target, first, changes, merge))
     finally:
         applying._merge_delta_scd1 = merge
-    out["streaming_changes_s"] = changes / (done - started)
-    # per micro-batch: id, rows, when its apply began, when it was applied; each MERGE's begin and end
-    # (between a batch's begin and its MERGE's, the batch is read and summed up)
-    out["streaming_batches"] = [(b, applied.seen[b], *(round(t - started, 1) for t in applied.stamps[b]))
-                                for b in sorted(applied.seen) if applied.stamps[b][1] > started]
-    out["merges"] = [(round(began - started, 1), round(end - started, 1)) for began, end in merges if began > started]
-    out["changed_in_target"] = spark.read.format("delta").load(applied.target).where("note = 'changed'").count()
     return out
+
+
+def _idle(query: Any, applied: Applied) -> Any:
+    """``query`` once it runs micro-batches again (a restarted query's first trigger starts its Python reader)."""
+    seen = len(query.recentProgress)
+    while len(query.recentProgress) <= seen:
+        applied.rows(query)  # raises if the query stopped
+        time.sleep(0.1)
+    return query
 
 
 def main() -> None:
@@ -225,11 +255,17 @@ def main() -> None:
                         help="the reader's maxRowsPerBatch (a MERGE costs about 3 s whatever its size)")
     parser.add_argument("--min-rows-per-batch", type=int, default=0,
                         help="format('cdc')'s minRowsPerBatch (a trigger with fewer rows waits up to 5 s)")
+    parser.add_argument("--streaming-runs", type=int, default=2,
+                        help="streaming and the MERGE alone alternately, this many times each (CHANGES updates each)")
     parser.add_argument("--streaming-only", action="store_true", help="only the local[2] run (snapshot + streaming)")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # master, props json: one measurement
     args = parser.parse_args()
     MAX_ROWS_PER_BATCH[0] = args.max_rows_per_batch
     MIN_ROWS_PER_BATCH[0] = args.min_rows_per_batch
+    STREAMING_RUNS[0] = args.streaming_runs
+    if args.changes and args.streaming_runs * args.changes + 1000 > args.rows:
+        parser.error("each streaming round updates its own keys, and 1,000 more warm up: "
+                     "--rows must be at least --streaming-runs x --changes + 1,000")
     if args.child:
         master, props = args.child.split(" ", 1)
         print(json.dumps(run_snapshot(json.loads(props), args.rows, master, args.changes, args.snapshot_runs)))
@@ -249,6 +285,7 @@ def main() -> None:
                                         "--max-rows-per-batch", str(args.max_rows_per_batch),
                                         "--min-rows-per-batch", str(args.min_rows_per_batch),
                                         "--snapshot-runs", str(args.snapshot_runs),
+                                        "--streaming-runs", str(args.streaming_runs),
                                         "--child", f"{master} {json.dumps(props)}"],
                                        capture_output=True, text=True, check=False)
                 if child.returncode != 0:
@@ -269,17 +306,18 @@ def main() -> None:
                       f"{max(two['cdc_rows_s']) / max(one['cdc_rows_s']):.2f}x, "
                       f"jdbc {max(two['jdbc_rows_s']) / max(one['jdbc_rows_s']):.2f}x")
             if args.changes:
-                assert two["changed_in_target"] == args.changes, two
-                print(f"run {run + 1} local[2]: streaming {args.changes:,} changes applied (Delta MERGE) at "
-                      f"{two['streaming_changes_s']:,.0f} changes/s (the writer took {two['writer_s']} s; "
-                      f"before them, 1,000 "
-                      f"updates took {two['warm_up_s']} s: the session's first MERGE); "
-                      f"micro-batches (id, rows, apply began, applied; s): {two['streaming_batches']}; "
-                      f"their MERGEs (began, ended; s): {two['merges']}")
-                print(f"run {run + 1} local[2]: the same {args.changes:,} updates by the MERGE alone (batches of "
-                      f"{args.max_rows_per_batch:,} taken from the target, nothing else running): "
-                      f"{two['merge_alone_changes_s']:,.0f} changes/s; streaming end to end / MERGE alone: "
-                      f"{two['streaming_changes_s'] / two['merge_alone_changes_s']:.2f}")
+                assert two["changed_in_target"] == [args.changes] * args.streaming_runs, two
+                ratios = [c / m for c, m in zip(two["streaming_changes_s"], two["merge_alone_changes_s"], strict=True)]
+                print(f"run {run + 1} local[2]: streaming {args.changes:,} changes applied (Delta MERGE), "
+                      f"{args.streaming_runs} rounds alternating with the MERGE alone (batches of "
+                      f"{args.max_rows_per_batch:,} taken from the target, the query stopped): streaming "
+                      f"{_range(two['streaming_changes_s'])} changes/s, the MERGE alone "
+                      f"{_range(two['merge_alone_changes_s'])} changes/s; streaming end to end / MERGE alone, "
+                      f"round by round: {', '.join(f'{r:.2f}' for r in ratios)} (before them, 1,000 updates took "
+                      f"{two['warm_up_s']} s: the session's first MERGE; the writer took {two['writer_s']} s)")
+                for round_, (batches, merges) in enumerate(zip(two["streaming_batches"], two["merges"], strict=True)):
+                    print(f"  round {round_ + 1}: micro-batches (id, rows, apply began, applied; s): {batches}; "
+                          f"their MERGEs (began, ended; s): {merges}")
 
 
 def _range(values: list[float], form: str = ",.0f") -> str:
