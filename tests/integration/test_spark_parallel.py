@@ -41,13 +41,13 @@ def _source(db: dict[str, str], **extra: str) -> Any:
                                   "publication.name": "par_pub", **extra}).declare(CORE_OPTIONS))
 
 
-def _both_paths(db: dict[str, str], table: str, chunks: int = 2
+def _both_paths(db: dict[str, str], table: str, chunks: int = 2, **extra: str
                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
     """The table's chunks' events through the Python converters and through Arrow, as Spark rows."""
     from cdc.spark.arrow_events import EventRows, arrow_schema, chunk_batches
     from cdc.spark.schema import event_schema, struct_type_of
 
-    source = _source(db)
+    source = _source(db, **extra)
     try:
         row_type, _ = struct_type_of(source.table_schema(table))
         schema = arrow_schema(event_schema(row_type))
@@ -168,6 +168,17 @@ def test_rows_outside_the_columnar_path_are_read_the_python_way(pg_db: dict[str,
         f"INSERT INTO dates (id, {column}) VALUES (3, {value})")
     python, arrow = _both_paths(pg_db, "public.dates")
     assert arrow is not None, "the table's chunks are read columnar"
+    assert [r["after"]["id"] for r in python] == [1, 2, 3]
+    assert sorted(arrow, key=lambda r: r["after"]["id"]) == python
+
+
+def test_rows_outside_the_columnar_path_under_initial_statements(pg_db: dict[str, str]) -> None:
+    """database.initial.statements may change DateStyle: a row read again as text (for its NaN) still has its
+    dates in the style the converters parse (in 'SQL, DMY', 2024-03-15 is 15/03/2024)."""
+    sql(pg_db, OUTSIDE_ADBC, "INSERT INTO dates VALUES (1, '2024-01-01', NULL, NULL, 1.5), (2, NULL, NULL, NULL, NULL), "
+        "(3, '2024-03-15', '2024-03-15 12:00', '2024-03-15 12:00+00', 'NaN')")
+    python, arrow = _both_paths(pg_db, "public.dates", **{"database.initial.statements": "SET DateStyle = 'SQL, DMY'"})
+    assert arrow is not None
     assert [r["after"]["id"] for r in python] == [1, 2, 3]
     assert sorted(arrow, key=lambda r: r["after"]["id"]) == python
 

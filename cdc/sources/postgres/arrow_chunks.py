@@ -25,6 +25,7 @@ from psycopg import sql
 from cdc.core import initial_statements
 from cdc.core.errors import SourceError
 from cdc.sources.postgres import catalog as cat
+from cdc.sources.postgres.connection import PINNED
 from cdc.sources.postgres.parallel import Chunk, select_chunk
 
 if TYPE_CHECKING:
@@ -139,6 +140,8 @@ def _rows(adbc: Any, conninfo: str, table: cat.CatalogTable, select: ColumnarSel
         if initial:  # their own transaction: the snapshot's must start with SET TRANSACTION
             initial_statements.run(initial, cur.execute, table.qualified, lambda exc: SourceError(str(exc)),
                                    (adbc.Error,))
+            for name in PINNED:  # back to conninfo's: rows read again as text are parsed by them
+                cur.execute(f"RESET {name}")
             conn.commit()
         cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         if snapshot:

@@ -98,16 +98,16 @@ class ConnectionSettings:
         # The settings the converters read values' text by are set back (pgjdbc refuses a DateStyle change
         # and reads the others its own way, so Debezium's values do not depend on them either).
         changed = [name for (name,) in conn.execute(
-            "SELECT name FROM pg_settings WHERE source = 'session' AND name = ANY(%s)", (list(_PINNED),))]
+            "SELECT name FROM pg_settings WHERE source = 'session' AND name = ANY(%s)", (list(PINNED),))]
         for name in changed:
             conn.execute(f"RESET {name}")
         if changed:
             log.warning("%s changed %s, which cdc reads values by: set back to %s", initial_statements.NAME,
-                        ", ".join(changed), ", ".join(f"{n}={_PINNED[n]}" for n in changed))
+                        ", ".join(changed), ", ".join(f"{n}={PINNED[n]}" for n in changed))
 
 
 # Session settings pinned at connect (conninfo's options) that the value converters depend on.
-_PINNED = {"DateStyle": "ISO", "IntervalStyle": "postgres", "bytea_output": "hex", "extra_float_digits": "1"}
+PINNED = {"DateStyle": "ISO", "IntervalStyle": "postgres", "bytea_output": "hex", "extra_float_digits": "1"}
 
 
 def translate(exc: BaseException, settings: ConnectionSettings | None = None) -> CdcError:
