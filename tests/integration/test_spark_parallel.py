@@ -175,8 +175,8 @@ def test_rows_outside_the_columnar_path_are_read_the_python_way(pg_db: dict[str,
 def test_rows_outside_the_columnar_path_under_initial_statements(pg_db: dict[str, str]) -> None:
     """database.initial.statements may change DateStyle: a row read again as text (for its NaN) still has its
     dates in the style the converters parse (in 'SQL, DMY', 2024-03-15 is 15/03/2024)."""
-    sql(pg_db, OUTSIDE_ADBC, "INSERT INTO dates VALUES (1, '2024-01-01', NULL, NULL, 1.5), (2, NULL, NULL, NULL, NULL), "
-        "(3, '2024-03-15', '2024-03-15 12:00', '2024-03-15 12:00+00', 'NaN')")
+    sql(pg_db, OUTSIDE_ADBC, "INSERT INTO dates VALUES (1, '2024-01-01', NULL, NULL, 1.5), "
+        "(2, NULL, NULL, NULL, NULL), (3, '2024-03-15', '2024-03-15 12:00', '2024-03-15 12:00+00', 'NaN')")
     python, arrow = _both_paths(pg_db, "public.dates", **{"database.initial.statements": "SET DateStyle = 'SQL, DMY'"})
     assert arrow is not None
     assert [r["after"]["id"] for r in python] == [1, 2, 3]
