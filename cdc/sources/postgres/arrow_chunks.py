@@ -9,8 +9,8 @@ It is used for the columns whose Debezium value is what PostgreSQL stores (integ
 booleans, text, dates, timestamps, bytea, numeric with a scale) or its text output (uuid, json,
 inet, ...), at the default value modes. A table with any other column type is read the Python way, which
 stays the reference; so are the rows holding a value ADBC would get wrong (infinite or BC dates,
-numeric NaN): the server flags them in the same SELECT, and they are read again as text by their
-location in the same transaction.
+numeric NaN): the server flags them in the same SELECT, and they are read again as text, by the
+same range and that condition, in the same transaction.
 """
 from __future__ import annotations
 
@@ -48,12 +48,10 @@ def _base(type_name: str) -> str:
     return _MODIFIER.sub("", type_name).strip()
 
 
-# The hidden column of a chunk's SELECT when some column can hold a value ADBC reads wrong: NULL, or, for a
-# row holding one, where it lies (its table -- a partition's rows share ctids with the others' -- and its
-# ctid, stable inside the transaction's snapshot), as "oid:(page,item)".
-LOCATION = "__cdc_location"
-REREAD_ROWS = 10_000  # rows holding such values read again per query, as text
-_LOCATION = re.compile(r"(\d+):(\(\d+,\d+\))")
+# The hidden column of a chunk's SELECT when some column can hold a value ADBC reads wrong: whether the row
+# holds one (NULL: it does not).
+OUTSIDE = "__cdc_outside"
+REREAD_ROWS = 10_000  # rows holding such values handed over at a time, as text
 
 # Years 1 to 9999 are what ADBC reads right: outside them (BC dates, infinity, which it turns into
 # wrapped-around numbers) and for numeric NaN, the Python converters give Debezium's values.
@@ -117,22 +115,24 @@ def read_chunk(conninfo: str, table: cat.CatalogTable, chunk: Chunk, select: Col
                snapshot: str | None, render: Any, initial: Sequence[str] = ()) -> Iterator[pa.Table | list[list[Any]]]:
     """The chunk's rows, read in the exported ``snapshot`` when it still exists: Arrow tables of the row
     fields, a server batch at a time (a chunk is never whole in memory), then the rows holding a value
-    only the Python converters read, as lists of the table's columns' text values (COPY's text form),
-    read again by their location in the same transaction. ``render`` turns a psycopg query into SQL text
-    (it needs a psycopg connection for quoting); ``initial``: database.initial.statements. ImportError: no
-    ADBC driver."""
+    only the Python converters read, as lists of the table's columns' text values (COPY's text form):
+    the same range read again in the same transaction, with the same condition, so the same rows.
+    ``render`` turns a psycopg query into SQL text (it needs a psycopg connection for quoting);
+    ``initial``: database.initial.statements. ImportError: no ADBC driver."""
     import adbc_driver_postgresql.dbapi as adbc
 
     columns = list(select.columns)
+    reread = None
     if select.outside is not None:
-        columns.append(sql.SQL("CASE WHEN {} THEN tableoid::oid::text || ':' || ctid::text END AS {}").format(
-            select.outside, sql.Identifier(LOCATION)))
-    query = render(select_chunk(table, chunk, columns))
-    return _rows(adbc, conninfo, table, select, query, snapshot, render, initial)
+        columns.append(sql.SQL("{} AS {}").format(select.outside, sql.Identifier(OUTSIDE)))
+        reread = render(sql.SQL("{} AND ({})").format(
+            select_chunk(table, chunk, [_as_text(c.name) for c in table.columns]), select.outside))
+    return _rows(adbc, conninfo, table, select, render(select_chunk(table, chunk, columns)), reread, snapshot,
+                 initial)
 
 
 def _rows(adbc: Any, conninfo: str, table: cat.CatalogTable, select: ColumnarSelect, query: str,
-          snapshot: str | None, render: Any, initial: Sequence[str]) -> Iterator[pa.Table | list[list[Any]]]:
+          reread: str | None, snapshot: str | None, initial: Sequence[str]) -> Iterator[pa.Table | list[list[Any]]]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -152,37 +152,20 @@ def _rows(adbc: Any, conninfo: str, table: cat.CatalogTable, select: ColumnarSel
                 conn.rollback()
                 cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         cur.execute(query)
-        outside: list[str] = []
+        outside = False
         for batch in cur.fetch_record_batch():
-            if select.outside is not None:
-                locations = batch.column(LOCATION)
-                if locations.null_count < batch.num_rows:
-                    outside += locations.drop_null().to_pylist()
-                    batch = batch.filter(pc.is_null(locations))
+            if reread is not None:
+                flags = batch.column(OUTSIDE)
+                if flags.true_count:
+                    outside = True
+                    batch = batch.filter(pc.invert(pc.fill_null(flags, False)))
                 batch = batch.select(select.names)
             if batch.num_rows:
                 yield pa.Table.from_batches([batch])
-        for start in range(0, len(outside), REREAD_ROWS):
-            yield _reread(cur, table, outside[start:start + REREAD_ROWS], render)
+        if outside and reread is not None:
+            cur.execute(reread)
+            for batch in cur.fetch_record_batch():
+                columns = [column.to_pylist() for column in batch.columns]
+                for start in range(0, batch.num_rows, REREAD_ROWS):
+                    yield [list(row) for row in zip(*(c[start:start + REREAD_ROWS] for c in columns), strict=True)]
         conn.rollback()
-
-
-def _reread(cur: Any, table: cat.CatalogTable, locations: list[str], render: Any) -> list[list[Any]]:
-    """The rows at ``locations`` (in this transaction's snapshot): every column of the table in its order,
-    each value as its type's output function writes it (as the Python path's COPY reads them)."""
-    by_table: dict[str, list[str]] = {}
-    for location in locations:
-        match = _LOCATION.fullmatch(location)
-        if match is None:  # they come from the server, and are never quoted blindly
-            raise SourceError(f"unexpected row location {location!r} read from {table.qualified}",
-                              fix="set parallelSnapshot to false to read the snapshot the Python way, and report this")
-        by_table.setdefault(match[1], []).append(match[2])
-    rows: list[list[Any]] = []
-    for oid, ctids in by_table.items():
-        query = sql.SQL("SELECT {} FROM {} WHERE tableoid = {} AND ctid = ANY({}::tid[])").format(
-            sql.SQL(", ").join(_as_text(c.name) for c in table.columns), sql.Identifier(table.schema, table.name),
-            sql.Literal(int(oid)), sql.Literal("{" + ",".join(f'"{c}"' for c in ctids) + "}"))
-        cur.execute(render(query))
-        read = cur.fetch_arrow_table()
-        rows += [list(row) for row in zip(*(c.to_pylist() for c in read.columns), strict=True)]
-    return rows
