@@ -184,8 +184,8 @@ def test_rows_outside_the_columnar_path_under_initial_statements(pg_db: dict[str
 
 
 def test_rows_outside_the_columnar_path_of_a_partitioned_table(pg_db: dict[str, str]) -> None:
-    """A chunk of a partitioned table reads its partitions' rows (each partition's first row at (0,1)): the one
-    holding an infinite date is read again once, not its neighbour in another partition."""
+    """A chunk of a partitioned table reads its partitions' rows: the one holding an infinite date is read
+    again once, from its partition, and no other row with it."""
     sql(pg_db, "CREATE TABLE dates (id int PRIMARY KEY, d date) PARTITION BY RANGE (id)",
         "CREATE TABLE dates_low PARTITION OF dates FOR VALUES FROM (1) TO (3)",
         "CREATE TABLE dates_high PARTITION OF dates FOR VALUES FROM (3) TO (10)",

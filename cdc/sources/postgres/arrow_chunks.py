@@ -51,7 +51,6 @@ def _base(type_name: str) -> str:
 # The hidden column of a chunk's SELECT when some column can hold a value ADBC reads wrong: whether the row
 # holds one (NULL: it does not).
 OUTSIDE = "__cdc_outside"
-REREAD_ROWS = 10_000  # rows holding such values handed over at a time, as text
 
 # Years 1 to 9999 are what ADBC reads right: outside them (BC dates, infinity, which it turns into
 # wrapped-around numbers) and for numeric NaN, the Python converters give Debezium's values.
@@ -111,14 +110,16 @@ def _as_text(name: str) -> sql.Composable:
     return sql.SQL("CASE WHEN {c} IS NULL THEN NULL ELSE format('%s', {c}) END AS {c}").format(c=sql.Identifier(name))
 
 
-def read_chunk(conninfo: str, table: cat.CatalogTable, chunk: Chunk, select: ColumnarSelect,
-               snapshot: str | None, render: Any, initial: Sequence[str] = ()) -> Iterator[pa.Table | list[list[Any]]]:
+def read_chunk(conninfo: str, table: cat.CatalogTable, chunk: Chunk, select: ColumnarSelect, snapshot: str | None,
+               render: Any, initial: Sequence[str] = (), fetch_size: int = 10_000
+               ) -> Iterator[pa.Table | list[list[Any]]]:
     """The chunk's rows, read in the exported ``snapshot`` when it still exists: Arrow tables of the row
     fields, a server batch at a time (a chunk is never whole in memory), then the rows holding a value
     only the Python converters read, as lists of the table's columns' text values (COPY's text form):
     the same range read again in the same transaction, with the same condition, so the same rows.
     ``render`` turns a psycopg query into SQL text (it needs a psycopg connection for quoting);
-    ``initial``: database.initial.statements. ImportError: no ADBC driver."""
+    ``initial``: database.initial.statements; ``fetch_size``: rows read again per list (snapshot.fetch.size,
+    as the Python path's). ImportError: no ADBC driver."""
     import adbc_driver_postgresql.dbapi as adbc
 
     columns = list(select.columns)
@@ -128,11 +129,11 @@ def read_chunk(conninfo: str, table: cat.CatalogTable, chunk: Chunk, select: Col
         reread = render(sql.SQL("{} AND ({})").format(
             select_chunk(table, chunk, [_as_text(c.name) for c in table.columns]), select.outside))
     return _rows(adbc, conninfo, table, select, render(select_chunk(table, chunk, columns)), reread, snapshot,
-                 initial)
+                 initial, fetch_size)
 
 
-def _rows(adbc: Any, conninfo: str, table: cat.CatalogTable, select: ColumnarSelect, query: str,
-          reread: str | None, snapshot: str | None, initial: Sequence[str]) -> Iterator[pa.Table | list[list[Any]]]:
+def _rows(adbc: Any, conninfo: str, table: cat.CatalogTable, select: ColumnarSelect, query: str, reread: str | None,
+          snapshot: str | None, initial: Sequence[str], fetch_size: int) -> Iterator[pa.Table | list[list[Any]]]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -166,6 +167,6 @@ def _rows(adbc: Any, conninfo: str, table: cat.CatalogTable, select: ColumnarSel
             cur.execute(reread)
             for batch in cur.fetch_record_batch():
                 columns = [column.to_pylist() for column in batch.columns]
-                for start in range(0, batch.num_rows, REREAD_ROWS):
-                    yield [list(row) for row in zip(*(c[start:start + REREAD_ROWS] for c in columns), strict=True)]
+                for start in range(0, batch.num_rows, fetch_size):
+                    yield [list(row) for row in zip(*(c[start:start + fetch_size] for c in columns), strict=True)]
         conn.rollback()

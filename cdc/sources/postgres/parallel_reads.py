@@ -63,20 +63,29 @@ class ParallelSnapshot:
         return source_block(self._prefix, self._settings.dbname, table.schema, table.name, ts_us=plan["ts_us"],
                             snapshot="true", lsn=plan["lsn"])
 
-    def events(self, plan: dict[str, Any], chunk: parallel.Chunk) -> Iterator[list[ChangeEvent]]:
-        """One chunk's rows as read events (the reference path), in the plan's snapshot if it still exists."""
-        table = self._table(chunk)
+    def _read_events(self, table: cat.CatalogTable, plan: dict[str, Any]
+                     ) -> Callable[[list[list[Any]]], list[ChangeEvent]]:
+        """The plan's read events of ``table``'s rows given as the text values of its columns (COPY's form)."""
         state = self._table_state(table)
         source = self._source(table, plan)
         ts = (plan["ts_us"] // 1000, plan["ts_us"], plan["ts_us"] * 1000)
         position = (plan["lsn"], 0, 0)
+
+        def events(rows: list[list[Any]]) -> list[ChangeEvent]:
+            return [state.envelope.event(OP_READ, None, state.row(values), source, position=position, ts=ts)
+                    for values in rows]
+        return events
+
+    def events(self, plan: dict[str, Any], chunk: parallel.Chunk) -> Iterator[list[ChangeEvent]]:
+        """One chunk's rows as read events (the reference path), in the plan's snapshot if it still exists."""
+        table = self._table(chunk)
+        events = self._read_events(table, plan)
         select = parallel.select_chunk(table, chunk, [psycopg.sql.Identifier(c.name) for c in table.columns])
         conn = self._settings.connect()
         try:
             with parallel.in_snapshot(conn, plan["snapshot"]):
                 for rows in copy_select(conn, select, chunk["table"], self._fetch_size):
-                    yield [state.envelope.event(OP_READ, None, state.row(values), source, position=position, ts=ts)
-                           for values in rows]
+                    yield events(rows)
         finally:
             conn.close()
 
@@ -86,24 +95,17 @@ class ParallelSnapshot:
         the Python converters read, as read events -- with the source block they share; None when the
         table needs the Python converters (then use the events)."""
         table = self._table(chunk)
-        state = self._table_state(table)
-        select = arrow_chunks.columnar_select(table, state.envelope.row_schema["fields"], self._modes)
+        fields = self._table_state(table).envelope.row_schema["fields"]
+        select = arrow_chunks.columnar_select(table, fields, self._modes)
         if select is None:
             return None
         try:
             parts = arrow_chunks.read_chunk(self._settings.conninfo(), table, chunk, select, plan["snapshot"],
                                             lambda query: query.as_string(self._catalog()),
-                                            self._settings.initial_statements)
+                                            self._settings.initial_statements, self._fetch_size)
         except ImportError:
             log.warning("adbc-driver-postgresql is not installed: snapshot chunks are converted in Python "
                         "(pip install 'cdc-debezium[spark]')")
             return None
-        source = self._source(table, plan)
-        ts = (plan["ts_us"] // 1000, plan["ts_us"], plan["ts_us"] * 1000)
-        position = (plan["lsn"], 0, 0)
-
-        def events(rows: list[list[Any]]) -> list[ChangeEvent]:
-            return [state.envelope.event(OP_READ, None, state.row(values), source, position=position, ts=ts)
-                    for values in rows]
-
-        return ((part if not isinstance(part, list) else events(part) for part in parts), source)
+        events = self._read_events(table, plan)
+        return ((part if not isinstance(part, list) else events(part) for part in parts), self._source(table, plan))
