@@ -95,8 +95,10 @@ class ParallelSnapshot:
         the Python converters read, as read events -- with the source block they share; None when the
         table needs the Python converters (then use the events)."""
         table = self._table(chunk)
-        fields = self._table_state(table).envelope.row_schema["fields"]
-        select = arrow_chunks.columnar_select(table, fields, self._modes)
+        state = self._table_state(table)
+        if state.stage.values or state.stage.converted:
+            return None  # masked, hashed, truncated or custom-converted values: only the events apply them
+        select = arrow_chunks.columnar_select(table, state.envelope.row_schema["fields"], self._modes)
         if select is None:
             return None
         try:
