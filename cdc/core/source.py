@@ -34,7 +34,7 @@ snapshot by implementing these; ``tests/fixtures/plugin_dist`` shows the smalles
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from cdc.core.columns import ColumnStage
@@ -244,6 +244,33 @@ class SnapshotsInParallel(Protocol):
     def parallel_chunk_events(self, plan: dict[str, Any], chunk: Any) -> Iterator[list[ChangeEvent]]: ...
 
     def parallel_chunk_arrow(self, plan: dict[str, Any], chunk: Any) -> tuple[Iterator[Any], dict[str, Any]] | None: ...
+
+
+@dataclass(frozen=True)
+class JdbcChunks:
+    """A table's snapshot chunks as a JDBC reader (Spark's ``spark.read.jdbc``) reads them: each chunk is
+    ``SELECT ... FROM (query) WHERE predicate``, on a connection that ran ``session_init`` first (which
+    joins the plan's exported snapshot). ``columns``: per field of the row struct, in its order, the
+    query's output column and how its value reaches the field's type (``value``: as JDBC reads it;
+    ``epoch_days``: days since 1970-01-01; ``local_text``/``utc_text``: ISO text of a local or a UTC
+    time). ``properties``: the connection's (user, password, driver); never logged or written."""
+
+    url: str
+    properties: dict[str, str] = field(repr=False)
+    query: str
+    predicates: list[str]
+    session_init: str
+    columns: list[tuple[str, str, str]]  # (field, output column, kind)
+
+
+@runtime_checkable
+class SnapshotsOverJdbc(Protocol):
+    """The plan of SnapshotsInParallel read by a JDBC reader in the JVM instead of by the source
+    (cdc.spark.jdbc_snapshot): ``jdbc_chunks`` gives one table's chunks of the plan as queries that give
+    Debezium's values; None when some column needs the source's own converters, or an option changes
+    values (a mask, a custom converter) only the source applies."""
+
+    def jdbc_chunks(self, plan: dict[str, Any], table: str) -> JdbcChunks | None: ...
 
 
 @runtime_checkable

@@ -307,6 +307,16 @@ class CdcStreamReader(DataSourceStreamReader):
     # ---- offsets (driver) ---------------------------------------------------------------------
 
     def initialOffset(self) -> dict[str, Any]:
+        starting = reader.reader_option(self.options, reader.STARTING_OFFSET)
+        if starting:  # the snapshot was read otherwise (cdc.spark.jdbc_snapshot): the stream starts after it
+            try:
+                offset = json.loads(starting)
+            except ValueError:
+                offset = None
+            if not isinstance(offset, dict):
+                raise ConfigError(f"startingOffset={starting!r} is not a source offset in JSON",
+                                  fix="leave it to cdc.spark.jdbc_snapshot.snapshot_into, which sets it")
+            return {**offset, "seq": 0}
         return {"initial": True, "seq": 0}
 
     def latestOffset(self, start: dict[str, Any], limit: Any = None) -> dict[str, Any]:

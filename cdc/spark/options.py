@@ -32,12 +32,17 @@ SNAPSHOT_CHUNK_ROWS = Option("snapshotChunkRows", int, 100_000,
 PARALLEL_SNAPSHOT = Option("parallelSnapshot", bool, True,
                            "read the initial snapshot in key-range chunks on the executors, where the source can "
                            "(PostgreSQL, MySQL/MariaDB, SQL Server); false reads it on the driver")
+STARTING_OFFSET = Option("startingOffset", str, None,
+                         "where a query with a new checkpoint starts: the source's offset as JSON (no snapshot is "
+                         "taken); cdc.spark.jdbc_snapshot.snapshot_into sets it after reading the snapshot through "
+                         "Spark's JDBC reader")
 # Set by cdc.spark.supervisor.run_changes ("fail": every change of a table's columns stops the query),
 # documented in docs/spark.md with it: not an option a user sets, so not in docs/options.md.
 SCHEMA_CHANGES = "schemaChanges"
 
 READER_OPTIONS: tuple[Option, ...] = (SOURCE, TABLE, TABLES, MAX_ROWS_PER_BATCH, MIN_ROWS_PER_BATCH,
-                                      MAX_TRIGGER_DELAY, SNAPSHOT_CHUNK_ROWS, PARALLEL_SNAPSHOT)
+                                      MAX_TRIGGER_DELAY, SNAPSHOT_CHUNK_ROWS, PARALLEL_SNAPSHOT,
+                                      STARTING_OFFSET)
 
 # Names that are the reader's and never the source's: its options and Spark's own "path" (load(path)).
 READER_NAMES: frozenset[str] = frozenset(o.name.lower() for o in READER_OPTIONS) | {"path", SCHEMA_CHANGES.lower()}

@@ -80,9 +80,14 @@ def start(builder: Any, *, jars: bool, delta: bool, conf: dict[str, str] | None)
 
 
 def delta_available(spark: Any) -> bool:
+    return on_classpath(spark, "io.delta.tables.DeltaTable")
+
+
+def on_classpath(spark: Any, class_name: str) -> bool:
+    """Whether the session's JVM has ``class_name`` (a jar of spark.jars included)."""
     try:
         # spark.jars are loaded by Spark's own class loader, which Class.forName does not see.
-        spark._jvm.org.apache.spark.util.Utils.classForName("io.delta.tables.DeltaTable", True, False)
+        spark._jvm.org.apache.spark.util.Utils.classForName(class_name, True, False)
         return True
     except Exception:  # noqa: BLE001 - any JVM error means: not on the classpath
         return False

@@ -35,6 +35,7 @@ from pyspark.sql import types as T
 
 from cdc.spark.apply import IS_CURRENT, VALID_FROM, VALID_TO, changes_applier
 from cdc.spark.evolve import check_policy
+from cdc.spark.jdbc_snapshot import snapshot_into
 from cdc.spark.schema import event_schema
 
 log = logging.getLogger(__name__)
@@ -45,15 +46,20 @@ REPEATS = 3  # the same change stopping the query this many times in a row: stop
 
 def run_changes(spark: SparkSession, options: Mapping[str, str], target: str, keys: Sequence[str], *,
                 checkpoint: str, schema_changes: str = "evolve", trigger: Mapping[str, Any] | None = None,
-                **apply_kwargs: Any) -> SupervisedQuery:
+                snapshot: str = "auto", **apply_kwargs: Any) -> SupervisedQuery:
     """Start ``spark.readStream.format("cdc")`` with ``options`` (one ``table``) into the Delta table
     ``target`` by ``apply_changes`` (``keys``, and ``apply_kwargs``: ``scd_type`` ...), restarted from
     ``checkpoint`` whenever a schema change at the source stops it, the target's schema following per
     ``schema_changes`` (evolve, try-evolve, lenient, ignore, fail). ``trigger``: ``writeStream.trigger``'s
-    arguments (default ``processingTime="1 second"``)."""
+    arguments (default ``processingTime="1 second"``). ``snapshot``: how a new target gets the initial snapshot
+    (cdc.spark.jdbc_snapshot): "auto" through Spark's JDBC reader where that gives the same table, else by
+    the query; "jdbc" refuses otherwise; "stream" always by the query. It is read before this returns."""
     check_policy(schema_changes)
     if not options.get("table"):
         raise ValueError("run_changes reads one table: give options['table']")
+    options = snapshot_into(spark, options, target, keys, checkpoint=checkpoint,
+                            scd_type=int(apply_kwargs.get("scd_type", 1)),
+                            mode=snapshot if apply_kwargs.get("format") in (None, "delta") else "stream")
     supervised = SupervisedQuery(spark, dict(options), target, list(keys), checkpoint, schema_changes,
                                  dict(trigger or {"processingTime": "1 second"}), apply_kwargs)
     supervised.start()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -19,3 +20,21 @@ def spark() -> Iterator[object]:
     register(session)
     yield session
     session.stop()
+
+
+@pytest.fixture()
+def delta(spark: Any) -> Any:
+    from cdc.spark.session import delta_available
+
+    if not delta_available(spark):
+        pytest.skip("Delta jars are not on the classpath (scripts/spark-jars.sh)")
+    return spark
+
+
+@pytest.fixture()
+def supervised() -> Iterator[list[Any]]:
+    """The queries a test starts, stopped at its end whatever happens."""
+    queries: list[Any] = []
+    yield queries
+    for query in queries:
+        query.stop()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +21,6 @@ pytestmark = pytest.mark.spark
 PG_KEYS = ("database.hostname", "database.port", "database.user", "database.dbname", "database.password")
 TRIGGER = {"processingTime": "500 milliseconds"}
 Rows = dict[int, dict[str, Any]]
-
-
-@pytest.fixture()
-def delta(spark: Any) -> Any:
-    from cdc.spark.session import delta_available
-
-    if not delta_available(spark):
-        pytest.skip("Delta jars are not on the classpath (scripts/spark-jars.sh)")
-    return spark
 
 
 def pg_options(db: dict[str, str], table: str, slot: str) -> dict[str, str]:
@@ -105,15 +96,6 @@ class Writer:
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
         self.thread.join()
-
-
-@pytest.fixture()
-def supervised() -> Iterator[list[Any]]:
-    """The queries a test starts, stopped at its end whatever happens."""
-    queries: list[Any] = []
-    yield queries
-    for query in queries:
-        query.stop()
 
 
 class Mirror:

@@ -39,12 +39,13 @@ log = logging.getLogger(__name__)
 _NATIVE = {"smallint", "integer", "bigint", "real", "double precision", "boolean", "text", "date", "bytea",
            "character varying", "character", "timestamp without time zone", "timestamp with time zone", "numeric"}
 # ... and those whose Debezium value is the text output
-_AS_TEXT = {"uuid", "json", "jsonb", "inet", "cidr", "macaddr", "macaddr8", "xml"}
+AS_TEXT = {"uuid", "json", "jsonb", "inet", "cidr", "macaddr", "macaddr8", "xml"}
 _MODIFIER = re.compile(r"\(\d+(,\d+)?\)")
 _DECIMAL = "org.apache.kafka.connect.data.Decimal"
 
 
-def _base(type_name: str) -> str:
+def base_type(type_name: str) -> str:
+    """A format_type() name without its modifiers: numeric(12,3) -> numeric."""
     return _MODIFIER.sub("", type_name).strip()
 
 
@@ -54,7 +55,7 @@ OUTSIDE = "__cdc_outside"
 
 # Years 1 to 9999 are what ADBC reads right: outside them (BC dates, infinity, which it turns into
 # wrapped-around numbers) and for numeric NaN, the Python converters give Debezium's values.
-_OUTSIDE = {
+OUTSIDE_CONDITIONS = {
     "date": "{c} < '0001-01-01'::date OR {c} > '9999-12-31'::date",
     "timestamp without time zone": "{c} < '0001-01-01 00:00:00'::timestamp "
                                    "OR {c} > '9999-12-31 23:59:59.999999'::timestamp",
@@ -89,25 +90,29 @@ def columnar_select(table: cat.CatalogTable, fields: Sequence[dict[str, Any]], m
         column = types.get(field["field"])
         if column is None or column.dims:
             return None
-        base = _base(column.type_name)
+        base = base_type(column.type_name)
         if base == "numeric" and field.get("name") != _DECIMAL:
             return None  # numeric without a scale: VariableScaleDecimal
         if base in _NATIVE:
             out.append(sql.Identifier(column.name))
-        elif base in _AS_TEXT:
+        elif base in AS_TEXT:
             out.append(_as_text(column.name))
         else:
             return None
-        if base in _OUTSIDE:
-            outside.append(sql.SQL("(" + _OUTSIDE[base] + ")").format(c=sql.Identifier(column.name)))
+        if base in OUTSIDE_CONDITIONS:
+            outside.append(sql.SQL("(" + OUTSIDE_CONDITIONS[base] + ")").format(c=sql.Identifier(column.name)))
     flag = sql.SQL(" OR ").join(outside) if outside else None
     return ColumnarSelect([f["field"] for f in fields], out, flag)
 
 
-def _as_text(name: str) -> sql.Composable:
+def text_output(name: str) -> sql.Composable:
     """A column as its type's output function writes it, as COPY's text does (a cast to text can differ:
     inet '::1' is '::1/128' as text)."""
-    return sql.SQL("CASE WHEN {c} IS NULL THEN NULL ELSE format('%s', {c}) END AS {c}").format(c=sql.Identifier(name))
+    return sql.SQL("CASE WHEN {c} IS NULL THEN NULL ELSE format('%s', {c}) END").format(c=sql.Identifier(name))
+
+
+def _as_text(name: str) -> sql.Composable:
+    return sql.SQL("{} AS {}").format(text_output(name), sql.Identifier(name))
 
 
 def read_chunk(conninfo: str, table: cat.CatalogTable, chunk: Chunk, select: ColumnarSelect, snapshot: str | None,

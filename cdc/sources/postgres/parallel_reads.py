@@ -12,7 +12,8 @@ import psycopg
 from cdc.core.envelope import OP_READ, now_ts
 from cdc.core.errors import SourceError
 from cdc.core.records import ChangeEvent
-from cdc.sources.postgres import arrow_chunks, parallel
+from cdc.core.source import JdbcChunks
+from cdc.sources.postgres import arrow_chunks, jdbc_chunks, parallel
 from cdc.sources.postgres import catalog as cat
 from cdc.sources.postgres import pgoutput as po
 from cdc.sources.postgres.connection import ConnectionSettings
@@ -59,6 +60,14 @@ class ParallelSnapshot:
         raise SourceError(f"table {chunk['table']} of the snapshot plan no longer exists",
                           fix="start the query again with a new checkpoint to take a new snapshot")
 
+    def _plain_fields(self, table: cat.CatalogTable) -> list[dict[str, Any]] | None:
+        """The table's row fields, or None when column options change its values (mask, hash, truncate, a
+        custom converter): only the events apply them, so it is read through them."""
+        state = self._table_state(table)
+        if state.stage.values or state.stage.converted:
+            return None
+        return list(state.envelope.row_schema["fields"])
+
     def _source(self, table: cat.CatalogTable, plan: dict[str, Any]) -> dict[str, Any]:
         return source_block(self._prefix, self._settings.dbname, table.schema, table.name, ts_us=plan["ts_us"],
                             snapshot="true", lsn=plan["lsn"])
@@ -95,10 +104,8 @@ class ParallelSnapshot:
         the Python converters read, as read events -- with the source block they share; None when the
         table needs the Python converters (then use the events)."""
         table = self._table(chunk)
-        state = self._table_state(table)
-        if state.stage.values or state.stage.converted:
-            return None  # masked, hashed, truncated or custom-converted values: only the events apply them
-        select = arrow_chunks.columnar_select(table, state.envelope.row_schema["fields"], self._modes)
+        fields = self._plain_fields(table)
+        select = arrow_chunks.columnar_select(table, fields, self._modes) if fields is not None else None
         if select is None:
             return None
         try:
@@ -111,3 +118,15 @@ class ParallelSnapshot:
             return None
         events = self._read_events(table, plan)
         return ((part if not isinstance(part, list) else events(part) for part in parts), self._source(table, plan))
+
+    def jdbc(self, plan: dict[str, Any], table_id: str, connection: tuple[str, dict[str, str]]) -> JdbcChunks | None:
+        """``table_id``'s chunks of the plan as a JDBC reader reads them (jdbc_chunks.py), or None."""
+        own = [chunk for chunk in plan["chunks"] if chunk["table"] == table_id]
+        if not own:
+            return None
+        table = self._table(own[0])
+        fields = self._plain_fields(table)
+        if fields is None:
+            return None
+        return jdbc_chunks.chunks(table, fields, self._modes, plan, own, connection, self._settings.initial_statements,
+                                  lambda query: query.as_string(self._catalog()))

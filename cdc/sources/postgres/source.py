@@ -40,10 +40,10 @@ from cdc.core.post_processors import TableLookup
 from cdc.core.records import Batch, ChangeEvent
 from cdc.core.snapshot_mode import Plan, decide
 from cdc.core.snapshot_selection import OVERRIDES_FIX, PARALLEL_SNAPSHOT
-from cdc.core.source import CloudEventsMaker, SourceSettings
+from cdc.core.source import CloudEventsMaker, JdbcChunks, SourceSettings
 from cdc.core.topics import POSTGRES_LAYOUT
 from cdc.sources.postgres import catalog as cat
-from cdc.sources.postgres import parallel
+from cdc.sources.postgres import jdbc_chunks, parallel
 from cdc.sources.postgres.blocking import BlockingReads
 from cdc.sources.postgres.change_sources import PostgresChangeEventSources
 from cdc.sources.postgres.config import POSTGRES_OPTIONS, message_prefix_filter
@@ -255,6 +255,11 @@ class PostgresSource:
         holding a value only the Python converters read), with the source block they share; None when the
         table needs the Python converters (then use the events)."""
         return self._parallel.arrow(plan, chunk)
+
+    def jdbc_chunks(self, plan: dict[str, Any], table: str) -> JdbcChunks | None:
+        """One table's chunks of the plan as Spark's JDBC reader reads them (jdbc_chunks.py); None when the
+        source's converters must read it."""
+        return self._parallel.jdbc(plan, table, jdbc_chunks.connection(self.config))
 
     # ---- describing tables (cdc.core.source.DescribesTables) -----------------------------------
 
