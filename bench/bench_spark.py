@@ -7,11 +7,13 @@ machines of the same kind here): compare ratios, not rates, between runs.
 
 In one run, on the same scratch table (bench_postgres.TABLE, six columns):
 1. snapshot, at local[1] and local[2] (a Spark session each, in a child process, warmed up first on a
-   1,000-row table, then both ways alternately --snapshot-runs times): ROWS rows by
+   1,000-row table, then the three ways alternately --snapshot-runs times): ROWS rows by
    ``readStream.format("cdc")`` (snapshot in 2 x cores key chunks, read by the executors) ->
    ``apply_changes`` (a new target: written, no MERGE), against ``spark.read.jdbc`` with ``partitionColumn``/
-   ``numPartitions`` equal to the same number of chunks -> Delta; rows/s and the ratio, and the
-   scaling from one core to two;
+   ``numPartitions`` equal to the same number of chunks -> Delta; and by run_changes' snapshot
+   (``snapshot_into``: Spark's JDBC reader over the same chunks in the slot's exported snapshot), timed
+   until the snapshot is in the target, and until its stream has run a micro-batch; rows/s and the
+   ratios, and the scaling from one core to two;
 2. streaming (local[2]): CHANGES updates, 1,000 per transaction, made after the snapshot, applied
    to the same Delta table: changes/s from the first update to the last applied change. Before
    them, 1,000 other updates warm the session up (its first MERGE compiles for 5-9 s, once per
@@ -140,6 +142,30 @@ def merge_alone(spark: Any, target: str, first: int, changes: int, merge: Any) -
     return changes / (time.perf_counter() - started)
 
 
+def _jdbc_snapshot(spark: Any, props: dict[str, str], table: str, rows: int, chunks: int, slot: str,
+                   tmp: str) -> tuple[float, float]:
+    """run_changes' snapshot of a new target (snapshot="auto": Spark's JDBC reader in the slot's exported snapshot,
+    cdc.spark.jdbc_snapshot), then its stream: the seconds until the snapshot is in the target, and until the
+    streaming query has run its first micro-batch after it."""
+    from cdc.spark.jdbc_snapshot import snapshot_into
+    from cdc.spark.options import STARTING_OFFSET
+
+    options = {"source": "postgres", "table": table, "slot.name": slot, "publication.name": slot,
+               "snapshotChunkRows": str(-(-rows // chunks)),
+               **{k: props[k] for k in ("database.hostname", "database.port", "database.user", "database.dbname")}}
+    applied = Applied(f"{tmp}/{slot}")
+    started = time.perf_counter()
+    options = snapshot_into(spark, options, applied.target, ["id"], checkpoint=f"{tmp}/{slot}_ck", mode="jdbc")
+    in_target = time.perf_counter() - started
+    assert STARTING_OFFSET.name in options
+    query = (spark.readStream.format("cdc").options(**options).load().writeStream.foreachBatch(applied)
+             .option("checkpointLocation", f"{tmp}/{slot}_ck").trigger(processingTime="1 second").start())
+    _idle(query, applied)
+    streaming = time.perf_counter() - started
+    query.stop()
+    return in_target, streaming
+
+
 def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int, runs: int) -> dict[str, Any]:
     """In this process: one Spark session at ``master``. First a warm-up of both ways on a 1,000-row
     table (a session's first Delta write and first Python data source pay their start-up: seconds),
@@ -150,7 +176,8 @@ def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int, ru
     chunks = 2 * cores
     spark = local_session("cdc-bench", conf={"spark.master": master, "spark.sql.shuffle.partitions": str(cores)})
     register(spark)
-    out: dict[str, Any] = {"master": master, "chunks": chunks, "jdbc_rows_s": [], "cdc_rows_s": []}
+    out: dict[str, Any] = {"master": master, "chunks": chunks, "jdbc_rows_s": [], "cdc_rows_s": [],
+                           "run_changes_rows_s": [], "run_changes_streaming_s": []}
     with psycopg.connect(props["dsn"], autocommit=True) as conn:
         conn.execute(f"CREATE TABLE warm_{cores} AS SELECT * FROM bench WHERE id <= 1000")
         conn.execute(f"ALTER TABLE warm_{cores} ADD PRIMARY KEY (id)")
@@ -158,8 +185,13 @@ def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int, ru
         _jdbc_seconds(spark, props, f"warm_{cores}", 1000, chunks, f"{tmp}/jdbc_warm")
         tag = props["database.dbname"].removeprefix("bench_")  # slots are the server's: one name per run
         _snapshot(spark, props, f"public.warm_{cores}", 1000, chunks, f"warm_{cores}_{tag}", tmp)[0].stop()
+        _jdbc_snapshot(spark, props, f"public.warm_{cores}", 1000, chunks, f"warm_j{cores}_{tag}", tmp)
         for run in range(runs):
             out["jdbc_rows_s"].append(rows / _jdbc_seconds(spark, props, "bench", rows, chunks, f"{tmp}/jdbc{run}"))
+            in_target, streaming = _jdbc_snapshot(spark, props, "public.bench", rows, chunks,
+                                                  f"bench_j{cores}_{run}_{tag}", tmp)
+            out["run_changes_rows_s"].append(rows / in_target)
+            out["run_changes_streaming_s"].append(round(streaming, 2))
             slot = f"bench_{cores}_{run}_{tag}"
             query, applied, seconds = _snapshot(spark, props, "public.bench", rows, chunks, slot, tmp)
             out["cdc_rows_s"].append(rows / seconds)
@@ -301,9 +333,15 @@ def main() -> None:
                       f"alternately after a warm-up: cdc {_range(r['cdc_rows_s'])} rows/s, spark.read.jdbc "
                       f"{_range(r['jdbc_rows_s'])} rows/s, ratio {_range(ratios, '.2f')}; "
                       f"micro-batches (id, rows, s): {r['batches'][:4]}")
+                jvm = [c / j for c, j in zip(r["run_changes_rows_s"], r["jdbc_rows_s"], strict=True)]
+                print(f"run {run + 1} {r['master']}: run_changes' snapshot (Spark's JDBC reader in the exported "
+                      f"snapshot) {_range(r['run_changes_rows_s'])} rows/s until the snapshot is in the target, "
+                      f"ratio to spark.read.jdbc {_range(jvm, '.2f')}; its stream running after "
+                      f"{_range(r['run_changes_streaming_s'], '.1f')} s")
             if one:
                 print(f"run {run + 1}: scaling local[1] -> local[2] (best of each): cdc "
-                      f"{max(two['cdc_rows_s']) / max(one['cdc_rows_s']):.2f}x, "
+                      f"{max(two['cdc_rows_s']) / max(one['cdc_rows_s']):.2f}x, run_changes "
+                      f"{max(two['run_changes_rows_s']) / max(one['run_changes_rows_s']):.2f}x, "
                       f"jdbc {max(two['jdbc_rows_s']) / max(one['jdbc_rows_s']):.2f}x")
             if args.changes:
                 assert two["changed_in_target"] == [args.changes] * args.streaming_runs, two

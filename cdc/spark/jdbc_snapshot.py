@@ -116,6 +116,9 @@ def _read_snapshot(spark: SparkSession, options: dict[str, str], target: str, ke
     try:
         assert isinstance(source, SnapshotsOverJdbc)
         after = struct_type_of(source.table_schema(table))[0]  # type: ignore[attr-defined]
+        missing = [k for k in keys if k not in after.fieldNames()]
+        if missing:  # as apply_changes says it
+            raise ValueError(f"key columns {missing} are not columns of the events ({after.fieldNames()})")
         probe = source.jdbc_chunks({"chunks": [{**_WHOLE_TABLE, "table": table}]}, table)
         reason = None
         if probe is None:

@@ -114,6 +114,32 @@ def test_the_stream_starts_where_the_jdbc_snapshot_was_taken(delta: Any, pg_db: 
         assert versions.where("valid_to IS NOT NULL AND valid_to <= valid_from").count() == 0
 
 
+def test_the_jdbc_reader_reads_the_exported_snapshot(delta: Any, pg_db: dict[str, str], tmp_path: Path,
+                                                    supervised: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Changes committed after the plan and before the JDBC reader runs are not in the snapshot (each task
+    joined the exported snapshot): they arrive by the stream, once."""
+    from cdc.spark import jdbc_snapshot
+    from cdc.spark.supervisor import run_changes
+
+    sql(pg_db, "CREATE TABLE items (id int PRIMARY KEY, name text, n int)",
+        "INSERT INTO items SELECT g, 'r' || g, g FROM generate_series(1, 10) g")
+    read = jdbc_snapshot._read
+
+    def changed_first(*args: Any) -> Any:
+        sql(pg_db, "UPDATE items SET name = 'after the plan' WHERE id = 1", "DELETE FROM items WHERE id = 2",
+            "INSERT INTO items VALUES (11, 'new', 11)")
+        return read(*args)
+    monkeypatch.setattr(jdbc_snapshot, "_read", changed_first)
+    target = tmp_path / "t"
+    options = jdbc_snapshot.snapshot_into(delta, _options(pg_db, "public.items", "exported"), str(target), ["id"],
+                                          checkpoint=str(tmp_path / "ck"), mode="jdbc")
+    snapshot = delta_rows(delta, target)
+    assert sorted(snapshot) == list(range(1, 11)) and snapshot[1]["name"] == "r1"
+    query = run_changes(delta, options, str(target), ["id"], checkpoint=str(tmp_path / "ck"), trigger=TRIGGER)
+    supervised.append(query)
+    wait_equal(lambda: delta_rows(delta, target), lambda: pg_rows(pg_db), query)
+
+
 def test_a_stop_in_the_middle_of_the_jdbc_snapshot_is_taken_up_again(delta: Any, pg_db: dict[str, str],
                                                                      tmp_path: Path, supervised: list[Any],
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
