@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import subprocess
 import sys
 import tempfile
@@ -142,13 +143,31 @@ def merge_alone(spark: Any, target: str, first: int, changes: int, merge: Any) -
     return changes / (time.perf_counter() - started)
 
 
+class _JdbcSnapshotLog(logging.Handler):
+    """The seconds cdc.spark.jdbc_snapshot logs its plan took (the slot, its exported snapshot, the chunks)."""
+
+    planned_s = 0.0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.msg.startswith("snapshot of %s planned in"):
+            _JdbcSnapshotLog.planned_s = float(record.args[1])  # type: ignore[index]
+
+
+PLANNED_S: list[float] = []
+
+
 def _jdbc_snapshot(spark: Any, props: dict[str, str], table: str, rows: int, chunks: int, slot: str,
                    tmp: str) -> tuple[float, float]:
     """run_changes' snapshot of a new target (snapshot="auto": Spark's JDBC reader in the slot's exported snapshot,
     cdc.spark.jdbc_snapshot), then its stream: the seconds until the snapshot is in the target, and until the
     streaming query has run its first micro-batch after it."""
+    from cdc.spark.jdbc_snapshot import log as snapshot_log
     from cdc.spark.jdbc_snapshot import snapshot_into
     from cdc.spark.options import STARTING_OFFSET
+
+    if not any(isinstance(h, _JdbcSnapshotLog) for h in snapshot_log.handlers):
+        snapshot_log.addHandler(_JdbcSnapshotLog())
+        snapshot_log.setLevel(logging.INFO)
 
     options = {"source": "postgres", "table": table, "slot.name": slot, "publication.name": slot,
                "snapshotChunkRows": str(-(-rows // chunks)),
@@ -157,13 +176,22 @@ def _jdbc_snapshot(spark: Any, props: dict[str, str], table: str, rows: int, chu
     started = time.perf_counter()
     options = snapshot_into(spark, options, applied.target, ["id"], checkpoint=f"{tmp}/{slot}_ck", mode="jdbc")
     in_target = time.perf_counter() - started
+    PLANNED_S.append(_JdbcSnapshotLog.planned_s)
     assert STARTING_OFFSET.name in options
     query = (spark.readStream.format("cdc").options(**options).load().writeStream.foreachBatch(applied)
              .option("checkpointLocation", f"{tmp}/{slot}_ck").trigger(processingTime="1 second").start())
     _idle(query, applied)
     streaming = time.perf_counter() - started
     query.stop()
+    _drop_slot(props, slot)
     return in_target, streaming
+
+
+def _drop_slot(props: dict[str, str], slot: str) -> None:
+    """A measured run's slot, once its query stopped (the server's max_replication_slots is 20 here)."""
+    with psycopg.connect(props["dsn"], autocommit=True) as conn:
+        conn.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = %s "
+                     "AND NOT active", (slot,))
 
 
 def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int, runs: int) -> dict[str, Any]:
@@ -185,6 +213,7 @@ def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int, ru
         _jdbc_seconds(spark, props, f"warm_{cores}", 1000, chunks, f"{tmp}/jdbc_warm")
         tag = props["database.dbname"].removeprefix("bench_")  # slots are the server's: one name per run
         _snapshot(spark, props, f"public.warm_{cores}", 1000, chunks, f"warm_{cores}_{tag}", tmp)[0].stop()
+        _drop_slot(props, f"warm_{cores}_{tag}")
         _jdbc_snapshot(spark, props, f"public.warm_{cores}", 1000, chunks, f"warm_j{cores}_{tag}", tmp)
         for run in range(runs):
             out["jdbc_rows_s"].append(rows / _jdbc_seconds(spark, props, "bench", rows, chunks, f"{tmp}/jdbc{run}"))
@@ -192,6 +221,7 @@ def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int, ru
                                                   f"bench_j{cores}_{run}_{tag}", tmp)
             out["run_changes_rows_s"].append(rows / in_target)
             out["run_changes_streaming_s"].append(round(streaming, 2))
+            out["run_changes_planned_s"] = [round(s, 2) for s in PLANNED_S[1:]]  # (the first: the warm-up's)
             slot = f"bench_{cores}_{run}_{tag}"
             query, applied, seconds = _snapshot(spark, props, "public.bench", rows, chunks, slot, tmp)
             out["cdc_rows_s"].append(rows / seconds)
@@ -200,6 +230,7 @@ def run_snapshot(props: dict[str, str], rows: int, master: str, changes: int, ru
             out["target_rows"] = spark.read.format("delta").load(applied.target).count()
             if run < runs - 1:
                 query.stop()
+                _drop_slot(props, slot)
         if changes:
             restart = lambda: _start(spark, props, slot, -(-rows // chunks), "public.bench", applied, tmp)  # noqa: E731
             out.update(_streaming(spark, props, query, applied, changes, STREAMING_RUNS[0], restart))
@@ -336,7 +367,8 @@ def main() -> None:
                 jvm = [c / j for c, j in zip(r["run_changes_rows_s"], r["jdbc_rows_s"], strict=True)]
                 print(f"run {run + 1} {r['master']}: run_changes' snapshot (Spark's JDBC reader in the exported "
                       f"snapshot) {_range(r['run_changes_rows_s'])} rows/s until the snapshot is in the target, "
-                      f"ratio to spark.read.jdbc {_range(jvm, '.2f')}; its stream running after "
+                      f"ratio to spark.read.jdbc {_range(jvm, '.2f')} (of which planning "
+                      f"{_range(r['run_changes_planned_s'], '.2f')} s); its stream running after "
                       f"{_range(r['run_changes_streaming_s'], '.1f')} s")
             if one:
                 print(f"run {run + 1}: scaling local[1] -> local[2] (best of each): cdc "

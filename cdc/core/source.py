@@ -252,8 +252,9 @@ class JdbcChunks:
     ``SELECT ... FROM (query) WHERE predicate``, on a connection that ran ``session_init`` first (which
     joins the plan's exported snapshot). ``columns``: per field of the row struct, in its order, the
     query's output column and how its value reaches the field's type (``value``: as JDBC reads it;
-    ``epoch_days``: days since 1970-01-01; ``local_text``/``utc_text``: ISO text of a local or a UTC
-    time). ``properties``: the connection's (user, password, driver); never logged or written."""
+    ``epoch_days``: days since 1970-01-01; ``epoch_micros``: microseconds since 1970-01-01 UTC;
+    ``local_text``/``utc_text``: ISO text of a local or a UTC time). ``properties``: the connection's
+    (user, password, driver); never logged or written."""
 
     url: str
     properties: dict[str, str] = field(repr=False)

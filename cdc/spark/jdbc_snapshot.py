@@ -28,6 +28,7 @@ by the first try taken over (the note says it is ours).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -134,14 +135,19 @@ def _read_snapshot(spark: SparkSession, options: dict[str, str], target: str, ke
         if plan is None:
             return options  # snapshot.mode takes none: the stream starts as the source decides
         planned = True
+        planned_s = time.monotonic() - started
         files.write(MARKER, {"table": table, "stream_from": plan["stream_from"]})
         chunks = source.jdbc_chunks(plan, table)
-        assert chunks is not None
+        if chunks is None:  # snapshot.include.collection.list leaves the table out: a snapshot of no rows
+            whole = source.jdbc_chunks({**plan, "chunks": [{**_WHOLE_TABLE, "table": table}]}, table)
+            assert whole is not None
+            chunks = dataclasses.replace(whole, predicates=["false"])
         fetch = int(source.config.get("snapshot.fetch.size") or 10_240)  # type: ignore[attr-defined]
         rows = _rows(_read(spark, chunks, fetch), chunks, after, keys, scd_type)
         create_delta(rows, target, overwrite=True)
-        log.info("snapshot of %s in %d chunks read through Spark's JDBC reader into %s in %.1f s", table,
-                 len(chunks.predicates), target, time.monotonic() - started)
+        log.info("snapshot of %s planned in %.2f s (the slot, its exported snapshot, %d chunks), then read through "
+                 "Spark's JDBC reader into %s in %.2f s", table, planned_s, len(chunks.predicates), target,
+                 time.monotonic() - started - planned_s)
         return {**options, reader.STARTING_OFFSET.name: json.dumps(plan["stream_from"])}
     finally:
         if planned:
@@ -159,6 +165,8 @@ def _value(column: Column, kind: str) -> Column:
     """A value of the JDBC reader in the form it comes in (JdbcChunks.columns' kinds)."""
     if kind == "epoch_days":
         return F.date_from_unix_date(column)
+    if kind == "epoch_micros":
+        return F.timestamp_micros(column)
     if kind == "local_text":
         return column.cast(T.TimestampNTZType())
     if kind == "utc_text":

@@ -42,18 +42,31 @@ def _options(db: dict[str, str], table: str, slot: str, **extra: str) -> dict[st
     return {**pg_options(db, table, slot), "snapshotChunkRows": "2", **extra}
 
 
+@pytest.mark.parametrize("extra, text_timestamps", [
+    ({}, False),
+    ({"database.initial.statements": "SET extra_float_digits = -3;SET DateStyle = 'SQL, DMY'"}, False),
+    ({}, True),
+], ids=["defaults", "initial statements", "timestamptz as text, as before PostgreSQL 14"])
 def test_the_jdbc_snapshot_writes_the_target_format_cdc_writes(delta: Any, pg_db: dict[str, str], tmp_path: Path,
-                                                                supervised: list[Any]) -> None:
+                                                                supervised: list[Any], extra: dict[str, str],
+                                                                text_timestamps: bool,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Every columnar type, NULLs, extremes, dates before the Gregorian reform, infinities and NaN: read in three
-    chunks by the JDBC reader, the target has format("cdc")'s types and values."""
+    chunks by the JDBC reader, the target has format("cdc")'s types and values (also when
+    database.initial.statements change how the session writes floats and dates, and with the text form of
+    timestamptz a server before 14 gets)."""
+    from cdc.sources.postgres import jdbc_chunks
     from cdc.spark.jdbc_snapshot import MARKER
     from cdc.spark.supervisor import run_changes
 
+    if text_timestamps:
+        monkeypatch.setattr(jdbc_chunks, "_EXACT_EXTRACT", 10**9)
+
     sql(pg_db, COLUMNAR_TYPES, ROWS, *OUTSIDE)
     theirs, ours = tmp_path / "stream", tmp_path / "jdbc"
-    supervised.append(run_changes(delta, _options(pg_db, "public.wide", "by_stream"), str(theirs), ["id"],
+    supervised.append(run_changes(delta, _options(pg_db, "public.wide", "by_stream", **extra), str(theirs), ["id"],
                                   checkpoint=str(tmp_path / "ck_stream"), trigger=TRIGGER, snapshot="stream"))
-    supervised.append(run_changes(delta, _options(pg_db, "public.wide", "by_jdbc"), str(ours), ["id"],
+    supervised.append(run_changes(delta, _options(pg_db, "public.wide", "by_jdbc", **extra), str(ours), ["id"],
                                   checkpoint=str(tmp_path / "ck_jdbc"), trigger=TRIGGER, snapshot="jdbc"))
     assert (tmp_path / "ck_jdbc" / MARKER).exists() and not (tmp_path / "ck_stream" / MARKER).exists()
     assert len(delta_rows(delta, ours)) == 6, "the snapshot is in the target when run_changes returns"
@@ -138,6 +151,25 @@ def test_the_jdbc_reader_reads_the_exported_snapshot(delta: Any, pg_db: dict[str
     query = run_changes(delta, options, str(target), ["id"], checkpoint=str(tmp_path / "ck"), trigger=TRIGGER)
     supervised.append(query)
     wait_equal(lambda: delta_rows(delta, target), lambda: pg_rows(pg_db), query)
+
+
+def test_a_table_left_out_of_the_snapshot_starts_empty(delta: Any, pg_db: dict[str, str], tmp_path: Path,
+                                                      supervised: list[Any]) -> None:
+    """snapshot.include.collection.list without the table: its target starts empty, with its columns, and
+    takes the changes after the plan, as format("cdc") gives them."""
+    from cdc.spark.supervisor import run_changes
+
+    sql(pg_db, "CREATE TABLE items (id int PRIMARY KEY, name text, at date)",
+        "INSERT INTO items VALUES (1, 'before', '2024-01-01')")
+    options = _options(pg_db, "public.items", "left_out", **{"snapshot.include.collection.list": "public.other"})
+    target = tmp_path / "t"
+    query = run_changes(delta, options, str(target), ["id"], checkpoint=str(tmp_path / "ck"), trigger=TRIGGER,
+                        snapshot="jdbc")
+    supervised.append(query)
+    assert delta_rows(delta, target) == {} and delta_types(delta, target) == {"id": "int", "name": "string",
+                                                                              "at": "date"}
+    sql(pg_db, "INSERT INTO items VALUES (2, 'after', '2024-01-02')")
+    wait_equal(lambda: {k: r["name"] for k, r in delta_rows(delta, target).items()}, lambda: {2: "after"}, query)
 
 
 def test_a_stop_in_the_middle_of_the_jdbc_snapshot_is_taken_up_again(delta: Any, pg_db: dict[str, str],

@@ -128,5 +128,6 @@ class ParallelSnapshot:
         fields = self._plain_fields(table)
         if fields is None:
             return None
+        catalog = self._catalog()
         return jdbc_chunks.chunks(table, fields, self._modes, plan, own, connection, self._settings.initial_statements,
-                                  lambda query: query.as_string(self._catalog()))
+                                  lambda query: query.as_string(catalog), catalog.info.server_version)
