@@ -55,12 +55,14 @@ OUTSIDE = "__cdc_outside"
 
 # Years 1 to 9999 are what ADBC reads right: outside them (BC dates, infinity, which it turns into
 # wrapped-around numbers) and for numeric NaN, the Python converters give Debezium's values.
+YEARS_1_TO_9999 = {
+    "date": ("'0001-01-01'::date", "'9999-12-31'::date"),
+    "timestamp without time zone": ("'0001-01-01 00:00:00'::timestamp", "'9999-12-31 23:59:59.999999'::timestamp"),
+    "timestamp with time zone": ("'0001-01-01 00:00:00+00'::timestamptz",
+                                 "'9999-12-31 23:59:59.999999+00'::timestamptz"),
+}
 OUTSIDE_CONDITIONS = {
-    "date": "{c} < '0001-01-01'::date OR {c} > '9999-12-31'::date",
-    "timestamp without time zone": "{c} < '0001-01-01 00:00:00'::timestamp "
-                                   "OR {c} > '9999-12-31 23:59:59.999999'::timestamp",
-    "timestamp with time zone": "{c} < '0001-01-01 00:00:00+00'::timestamptz "
-                                "OR {c} > '9999-12-31 23:59:59.999999+00'::timestamptz",
+    **{base: f"{{c}} < {low} OR {{c}} > {high}" for base, (low, high) in YEARS_1_TO_9999.items()},
     "numeric": "{c} = 'NaN'::numeric",
 }
 

@@ -75,16 +75,22 @@ def _sampled_bounds(conn: psycopg.Connection, table: cat.CatalogTable, chunk_row
     percent = min(MAX_SAMPLE_PERCENT,
                   100.0 * chunks * max(SAMPLE_KEYS_PER_CHUNK / estimate, SAMPLE_PAGES_PER_CHUNK / pages))
     keys, as_text = _key_lists(table)
-    sample = [list(row) for row in conn.execute(sql.SQL(
-        "SELECT {as_text} FROM (SELECT {keys} FROM {table} TABLESAMPLE SYSTEM ({percent}) REPEATABLE (0)) s "
-        "ORDER BY {order}").format(  # by the columns of s (the output's names are the keys as text)
+    # The server sorts the sample and hands over only the keys that start a chunk (the k-th of every
+    # sampled/chunks keys), with the sample's size: a 1,000,000-row table's sample is about 77,000 keys,
+    # 0.04-0.08 s more when they all came to Python.
+    rows = conn.execute(sql.SQL(
+        "SELECT {as_text}, n FROM (SELECT {keys}, row_number() OVER (ORDER BY {order}) - 1 AS i, count(*) OVER () AS n "
+        "FROM (SELECT {keys} FROM {table} TABLESAMPLE SYSTEM ({percent}) REPEATABLE (0)) s) numbered "
+        "WHERE i > 0 AND i * {chunks} / n <> (i - 1) * {chunks} / n ORDER BY i").format(
         as_text=as_text, keys=keys, table=sql.Identifier(table.schema, table.name), percent=sql.Literal(percent),
-        order=sql.SQL(", ").join(sql.Identifier("s", k) for k in table.primary_key))).fetchall()]
-    if len(sample) < chunks * 10:  # too few pages sampled to cut by (statistics far off): number every key
+        order=sql.SQL(", ").join(sql.Identifier("s", k) for k in table.primary_key),
+        chunks=sql.Literal(chunks))).fetchall()
+    sampled = int(rows[0][-1]) if rows else 0
+    if sampled < chunks * 10:  # too few pages sampled to cut by (statistics far off): number every key
         return None
     log.info("%s: about %d rows (statistics), cut into %d chunks by a sample of %d keys (%.2f%% of its pages)",
-             table.qualified, estimate, chunks, len(sample), percent)
-    return [sample[i * len(sample) // chunks] for i in range(1, chunks)]
+             table.qualified, estimate, chunks, sampled, percent)
+    return [list(row[:-1]) for row in rows]
 
 
 def _key_lists(table: cat.CatalogTable) -> tuple[sql.Composable, sql.Composable]:
