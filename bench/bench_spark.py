@@ -370,6 +370,9 @@ def main() -> None:
                       f"ratio to spark.read.jdbc {_range(jvm, '.2f')} (of which planning "
                       f"{_range(r['run_changes_planned_s'], '.2f')} s); its stream running after "
                       f"{_range(r['run_changes_streaming_s'], '.1f')} s")
+                print("  run by run, rows/s (spark.read.jdbc, format('cdc'), run_changes): " + ", ".join(
+                    f"({j:,.0f}, {c:,.0f}, {k:,.0f})" for j, c, k in zip(r["jdbc_rows_s"], r["cdc_rows_s"],
+                                                                       r["run_changes_rows_s"], strict=True)))
             if one:
                 print(f"run {run + 1}: scaling local[1] -> local[2] (best of each): cdc "
                       f"{max(two['cdc_rows_s']) / max(one['cdc_rows_s']):.2f}x, run_changes "
