@@ -35,12 +35,14 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from py4j.protocol import Py4JError
+from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from cdc import registry
-from cdc.core.errors import ConfigError
+from cdc.core.errors import ConfigError, SourceError
 from cdc.core.source import JdbcChunks, SnapshotsOverJdbc, offers
 from cdc.spark import options as reader
 from cdc.spark.apply import IS_CURRENT, VALID_FROM, VALID_TO, create_delta, target_columns
@@ -112,11 +114,10 @@ def _read_snapshot(spark: SparkSession, options: dict[str, str], target: str, ke
 
     table = options["table"]
     # a first try's slot (the marker says it made it) is taken over: its snapshot is gone with that try
-    source = _build_source({**options, "slot.takeover": "true"} if taken_over else options)
+    source: Any = _build_source({**options, "slot.takeover": "true"} if taken_over else options)  # (offers it)
     planned = False
     try:
-        assert isinstance(source, SnapshotsOverJdbc)
-        after = struct_type_of(source.table_schema(table))[0]  # type: ignore[attr-defined]
+        after = struct_type_of(source.table_schema(table))[0]
         missing = [k for k in keys if k not in after.fieldNames()]
         if missing:  # as apply_changes says it
             raise ValueError(f"key columns {missing} are not columns of the events ({after.fieldNames()})")
@@ -131,7 +132,7 @@ def _read_snapshot(spark: SparkSession, options: dict[str, str], target: str, ke
             _left_to_the_query(mode, table, reason)
             return options
         started = time.monotonic()
-        plan = source.plan_parallel_snapshot(reader.reader_option(options, reader.SNAPSHOT_CHUNK_ROWS))  # type: ignore[attr-defined]
+        plan = source.plan_parallel_snapshot(reader.reader_option(options, reader.SNAPSHOT_CHUNK_ROWS))
         if plan is None:
             return options  # snapshot.mode takes none: the stream starts as the source decides
         planned = True
@@ -142,17 +143,40 @@ def _read_snapshot(spark: SparkSession, options: dict[str, str], target: str, ke
             whole = source.jdbc_chunks({**plan, "chunks": [{**_WHOLE_TABLE, "table": table}]}, table)
             assert whole is not None
             chunks = dataclasses.replace(whole, predicates=["false"])
-        fetch = int(source.config.get("snapshot.fetch.size") or 10_240)  # type: ignore[attr-defined]
-        rows = _rows(_read(spark, chunks, fetch), chunks, after, keys, scd_type)
-        create_delta(rows, target, overwrite=True)
+        fetch = int(source.config.get("snapshot.fetch.size") or 10_240)
+        try:
+            create_delta(_rows(_read(spark, chunks, fetch), chunks, after, keys, scd_type), target, overwrite=True)
+        except (Py4JError, PySparkException) as exc:  # the JVM's error (pgjdbc's, Delta's), told as ours
+            raise SourceError(f"reading the snapshot of {table} through Spark's JDBC reader failed: "
+                              f"{_first_cause(exc)}",
+                              fix="the cause above (pgjdbc connects from the executors, with the same options); or "
+                                  "snapshot='stream', which reads it through format('cdc'); started again, the "
+                                  "query takes this snapshot up anew") from None
         log.info("snapshot of %s planned in %.2f s (the slot, its exported snapshot, %d chunks), then read through "
                  "Spark's JDBC reader into %s in %.2f s", table, planned_s, len(chunks.predicates), target,
                  time.monotonic() - started - planned_s)
         return {**options, reader.STARTING_OFFSET.name: json.dumps(plan["stream_from"])}
     finally:
         if planned:
-            source.release_parallel_snapshot()  # type: ignore[attr-defined]
-        source.close()  # type: ignore[attr-defined]
+            source.release_parallel_snapshot()
+        source.close()
+
+
+def _first_cause(exc: BaseException) -> str:
+    """A JVM error's first line, and the messages of the errors behind it (pgjdbc's, say)."""
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    java = getattr(exc, "_origin", None) or getattr(exc, "java_exception", None)  # PySpark's, py4j's
+    causes: list[str] = []
+    try:
+        java = java.getCause() if java is not None else None
+        while java is not None:
+            message = java.getMessage()
+            if message and message not in text and message not in causes:
+                causes.append(str(message))
+            java = java.getCause()
+    except Exception:  # noqa: BLE001 - the JVM gone with the error: its first line is all there is
+        pass
+    return (f"{text} ({'; '.join(causes)})" if causes else text)[:1000]
 
 
 def _read(spark: SparkSession, chunks: JdbcChunks, fetch: int) -> DataFrame:

@@ -210,6 +210,34 @@ def test_a_stop_in_the_middle_of_the_jdbc_snapshot_is_taken_up_again(delta: Any,
     assert written[jdbc_snapshot.reader.STARTING_OFFSET.name]
 
 
+def test_a_failed_jdbc_read_says_why_and_is_taken_up_again(delta: Any, pg_db: dict[str, str], tmp_path: Path,
+                                                           supervised: list[Any], monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    """pgjdbc cannot connect from the executors (here: a port nothing listens on): an error naming pgjdbc's cause
+    and the ways on, not a JVM stack; started again, the query reads its snapshot."""
+    import dataclasses
+
+    from cdc.core.errors import SourceError
+    from cdc.spark import jdbc_snapshot
+    from cdc.spark.supervisor import run_changes
+
+    sql(pg_db, "CREATE TABLE items (id int PRIMARY KEY, name text, n int)", "INSERT INTO items VALUES (1, 'a', 1)")
+    read = jdbc_snapshot._read
+    monkeypatch.setattr(jdbc_snapshot, "_read", lambda spark, chunks, fetch: read(
+        spark, dataclasses.replace(chunks, url=chunks.url.replace(f":{pg_db['database.port']}/", ":1/")), fetch))
+    options = _options(pg_db, "public.items", "failed")
+    with pytest.raises(SourceError) as failed:
+        run_changes(delta, options, str(tmp_path / "t"), ["id"], checkpoint=str(tmp_path / "ck"), snapshot="jdbc")
+    message = str(failed.value)
+    assert "Connection to 127.0.0.1:1 refused" in message and "snapshot='stream'" in message, message
+    assert "\tat " not in message and len(message) < 1500, message
+    monkeypatch.setattr(jdbc_snapshot, "_read", read)
+    query = run_changes(delta, options, str(tmp_path / "t"), ["id"], checkpoint=str(tmp_path / "ck"),
+                        trigger=TRIGGER, snapshot="jdbc")
+    supervised.append(query)
+    assert delta_rows(delta, tmp_path / "t") == pg_rows(pg_db)
+
+
 @LONG
 @pytest.mark.timeout(600)
 def test_kill_9_of_the_driver_during_the_jdbc_snapshot(delta: Any, pg_db: dict[str, str], tmp_path: Path) -> None:
