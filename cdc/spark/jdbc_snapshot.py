@@ -75,7 +75,7 @@ def snapshot_into(spark: SparkSession, options: Mapping[str, str], target: str, 
     if marker is not None and _delta_exists(spark, target):
         log.info("the snapshot of %s is in %s: the stream starts after it", options.get("table"), target)
         return {**options, reader.STARTING_OFFSET.name: json.dumps(marker["stream_from"])}
-    reason = _unsuitable(spark, options, target, marker is not None)
+    reason = _unsuitable(spark, options, target)
     if reason is not None:
         _left_to_the_query(mode, options.get("table"), reason)
         return options
@@ -90,7 +90,7 @@ def _left_to_the_query(mode: str, table: str | None, reason: str) -> None:
     log.info("the snapshot of %s is read by format('cdc'): %s", table, reason)
 
 
-def _unsuitable(spark: SparkSession, options: Mapping[str, str], target: str, retried: bool) -> str | None:
+def _unsuitable(spark: SparkSession, options: Mapping[str, str], target: str) -> str | None:
     """Why the JDBC reader cannot take this snapshot (None: it can)."""
     if not options.get("table"):
         return "it reads one table (the table option)"
@@ -100,7 +100,7 @@ def _unsuitable(spark: SparkSession, options: Mapping[str, str], target: str, re
         return "parallelSnapshot is false"
     if not delta_available(spark):
         return "Delta Lake is not on Spark's classpath"
-    if _delta_exists(spark, target) and not retried:
+    if _delta_exists(spark, target):  # (one with our note was taken up above)
         return f"the target {target} exists (the snapshot is merged into it)"
     source_cls = registry.load(registry.SOURCES, options.get("source", ""))
     if not offers(source_cls, SnapshotsOverJdbc):

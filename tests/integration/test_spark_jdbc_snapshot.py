@@ -40,6 +40,21 @@ def _texts(db: dict[str, str]) -> dict[int, str]:
         return dict(conn.execute("SELECT id, t FROM wide").fetchall())
 
 
+def _writer(db: dict[str, str], rows: int, stop: threading.Event) -> threading.Thread:
+    """A thread that, until ``stop``, inserts a row after the table's ``rows``, updates one of them and deletes
+    another, 100 times a second (each statement its own transaction)."""
+    def write() -> None:
+        with psycopg.connect(db["dsn"], autocommit=True) as conn:
+            i = 0
+            while not stop.is_set():
+                i += 1
+                conn.execute("INSERT INTO items VALUES (%s, 'w', 0)", (rows + i,))
+                conn.execute("UPDATE items SET n = n + 1 WHERE id = %s", (i * 7919 % rows + 1,))
+                conn.execute("DELETE FROM items WHERE id = %s", (i * 104729 % rows + 1,))
+                stop.wait(0.01)
+    return threading.Thread(target=write, daemon=True)
+
+
 def _options(db: dict[str, str], table: str, slot: str, **extra: str) -> dict[str, str]:
     return {**pg_options(db, table, slot), "snapshotChunkRows": "2", **extra}
 
@@ -93,18 +108,7 @@ def test_the_stream_starts_where_the_jdbc_snapshot_was_taken(delta: Any, pg_db: 
     sql(pg_db, "CREATE TABLE items (id int PRIMARY KEY, name text, n int)",
         "INSERT INTO items SELECT g, 'r' || g, g FROM generate_series(1, 20000) g")
     stop = threading.Event()
-
-    def write() -> None:
-        with psycopg.connect(pg_db["dsn"], autocommit=True) as conn:
-            i = 0
-            while not stop.is_set():
-                i += 1
-                conn.execute("INSERT INTO items VALUES (%s, 'w', 0)", (20000 + i,))
-                conn.execute("UPDATE items SET n = n + 1 WHERE id = %s", (i * 7 % 20000 + 1,))
-                conn.execute("DELETE FROM items WHERE id = %s", (i * 13 % 20000 + 1,))
-                stop.wait(0.01)
-
-    writer = threading.Thread(target=write, daemon=True)
+    writer = _writer(pg_db, 20000, stop)
     writer.start()
     try:
         query = run_changes(delta, _options(pg_db, "public.items", "concurrent", snapshotChunkRows="5000"),
@@ -259,18 +263,7 @@ def test_kill_9_of_the_driver_during_the_jdbc_snapshot(delta: Any, pg_db: dict[s
             *(f"{k}={v}" for k, v in _options(pg_db, "public.items", "killed", snapshotChunkRows="20000").items())]
     root = Path(__file__).resolve().parents[2]
     stop = threading.Event()
-
-    def write() -> None:
-        with psycopg.connect(pg_db["dsn"], autocommit=True) as conn:
-            i = 0
-            while not stop.is_set():
-                i += 1
-                conn.execute("INSERT INTO items VALUES (%s, 'w', 0)", (300000 + i,))
-                conn.execute("UPDATE items SET n = n + 1 WHERE id = %s", (i * 7919 % 300000 + 1,))
-                conn.execute("DELETE FROM items WHERE id = %s", (i * 104729 % 300000 + 1,))
-                stop.wait(0.01)
-
-    writer = threading.Thread(target=write, daemon=True)
+    writer = _writer(pg_db, 300000, stop)
     first = subprocess.Popen(args, cwd=root, start_new_session=True)
     second = None
     try:
