@@ -84,10 +84,16 @@ class TableStage:
     converted: frozenset[str] = frozenset()  # columns a custom converter took (converters=)
 
     @property
+    def changes_values(self) -> bool:
+        """Whether some value leaves it otherwise than it came (a mask, hash, truncation, custom converter):
+        then only the events carry Debezium's values, not a table's stored ones read as they are."""
+        return bool(self.values or self.converted)
+
+    @property
     def changes_rows(self) -> bool:
         """Whether rows leave it otherwise than they came (then the compiled codec, which writes rows as they
         come, is not used for the table)."""
-        return bool(self.values or self.renames or self.hidden or self.converted)
+        return self.changes_values or bool(self.renames or self.hidden)
 
 
 PLAIN = TableStage()

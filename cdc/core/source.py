@@ -250,11 +250,11 @@ class SnapshotsInParallel(Protocol):
 class JdbcChunks:
     """A table's snapshot chunks as a JDBC reader (Spark's ``spark.read.jdbc``) reads them: each chunk is
     ``SELECT ... FROM (query) WHERE predicate``, on a connection that ran ``session_init`` first (which
-    joins the plan's exported snapshot). ``columns``: per field of the row struct, in its order, the
-    query's output column and how its value reaches the field's type (``value``: as JDBC reads it;
-    ``epoch_days``: days since 1970-01-01; ``epoch_micros``: microseconds since 1970-01-01 UTC;
-    ``local_text``/``utc_text``: ISO text of a local or a UTC time). ``properties``: the connection's
-    (user, password, driver); never logged or written."""
+    joins the plan's exported snapshot); no predicate when the plan leaves the table out. ``columns``: per
+    field of the row struct, in its order, the query's output column and how its value reaches the
+    field's type (``value``: as JDBC reads it; ``epoch_days``: days since 1970-01-01; ``epoch_micros``:
+    microseconds since 1970-01-01 UTC; ``local_text``/``utc_text``: ISO text of a local or a UTC time).
+    ``properties``: the connection's (user, password, driver); never logged or written."""
 
     url: str
     properties: dict[str, str] = field(repr=False)

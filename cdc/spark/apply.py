@@ -115,7 +115,7 @@ def apply_changes(
         F.col("op").alias("_op"), F.col(sequence_by).alias("_seq"),
         *(_unavailable_columns(events, after_type, keys, marks) if marks is not None else []),
     )
-    if scd_type == 1 and fmt == "delta" and not _delta_exists(spark, target) \
+    if scd_type == 1 and fmt == "delta" and not delta_exists(spark, target) \
             and _snapshot_into_new_delta(spark, flat, target, keys, columns, marks is not None):
         return
     flat = flat.persist()
@@ -211,7 +211,7 @@ def _unavailable_columns(events: DataFrame, after_type: T.StructType, keys: Sequ
 def _current_rows(spark: SparkSession, target: str, fmt: str, scd_type: int) -> DataFrame | None:
     """The target's rows as they are now (SCD2: the current versions); None: no target yet."""
     if fmt == "delta":
-        rows = spark.read.format("delta").load(target) if _delta_exists(spark, target) else None
+        rows = spark.read.format("delta").load(target) if delta_exists(spark, target) else None
     else:
         rows = _read_parquet(spark, target)
     return rows.where(F.col(IS_CURRENT)) if rows is not None and scd_type == 2 else rows
@@ -224,7 +224,7 @@ def _distinct_keys(flat: DataFrame, keys: Sequence[str]) -> int:
 
 # ---- Delta ------------------------------------------------------------------------------------
 
-def _delta_exists(spark: SparkSession, target: str) -> bool:
+def delta_exists(spark: SparkSession, target: str) -> bool:
     from delta.tables import DeltaTable
 
     return DeltaTable.isDeltaTable(spark, target)
@@ -268,7 +268,7 @@ def _merge_delta_scd1(spark: SparkSession, target: str, latest: DataFrame, keys:
     from delta.tables import DeltaTable
 
     data_columns = target_columns(keys, columns)
-    if not _delta_exists(spark, target):
+    if not delta_exists(spark, target):
         create_delta(latest.where("_op != 'd'").select(*data_columns), target)
         return
     latest, data_columns = evolve.fit_target(spark, target, latest, data_columns, schema.policy, schema.defaults)
@@ -297,7 +297,7 @@ def _merge_delta_scd2(spark: SparkSession, target: str, flat: DataFrame, keys: S
     from delta.tables import DeltaTable
 
     versions = _versions(flat, keys, columns)
-    if not _delta_exists(spark, target):
+    if not delta_exists(spark, target):
         create_delta(versions, target)
         return
     versions, written = evolve.fit_target(spark, target, versions, versions.columns, schema.policy, schema.defaults)
@@ -365,7 +365,7 @@ def _merge_parquet_scd2(spark: SparkSession, target: str, flat: DataFrame, keys:
 
 def _truncate(spark: SparkSession, target: str, fmt: str, scd_type: int, at: int) -> None:
     if fmt == "delta":
-        if not _delta_exists(spark, target):
+        if not delta_exists(spark, target):
             return
         if scd_type == 1:
             spark.sql(f"DELETE FROM delta.`{target}`")

@@ -28,7 +28,6 @@ by the first try taken over (the note says it is ours).
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import time
@@ -45,7 +44,7 @@ from cdc import registry
 from cdc.core.errors import ConfigError, SourceError
 from cdc.core.source import JdbcChunks, SnapshotsOverJdbc, offers
 from cdc.spark import options as reader
-from cdc.spark.apply import IS_CURRENT, VALID_FROM, VALID_TO, create_delta, target_columns
+from cdc.spark.apply import IS_CURRENT, VALID_FROM, VALID_TO, create_delta, delta_exists, target_columns
 from cdc.spark.schema import struct_type_of
 from cdc.spark.session import delta_available, on_classpath
 
@@ -53,7 +52,6 @@ log = logging.getLogger(__name__)
 
 MODES = ("auto", "jdbc", "stream")
 MARKER = "cdc-jdbc-snapshot.json"  # in the checkpoint folder: the plan's stream_from, before any row is read
-_WHOLE_TABLE = {"table": None, "lower": None, "upper": None}
 
 
 def snapshot_into(spark: SparkSession, options: Mapping[str, str], target: str, keys: Sequence[str], *,
@@ -72,7 +70,7 @@ def snapshot_into(spark: SparkSession, options: Mapping[str, str], target: str, 
     if files.has_offsets():
         return options  # the query resumes from its checkpoint
     marker = files.read(MARKER)
-    if marker is not None and _delta_exists(spark, target):
+    if marker is not None and delta_exists(spark, target):
         log.info("the snapshot of %s is in %s: the stream starts after it", options.get("table"), target)
         return {**options, reader.STARTING_OFFSET.name: json.dumps(marker["stream_from"])}
     reason = _unsuitable(spark, options, target)
@@ -100,7 +98,7 @@ def _unsuitable(spark: SparkSession, options: Mapping[str, str], target: str) ->
         return "parallelSnapshot is false"
     if not delta_available(spark):
         return "Delta Lake is not on Spark's classpath"
-    if _delta_exists(spark, target):  # (one with our note was taken up above)
+    if delta_exists(spark, target):  # (one with our note was taken up above)
         return f"the target {target} exists (the snapshot is merged into it)"
     source_cls = registry.load(registry.SOURCES, options.get("source", ""))
     if not offers(source_cls, SnapshotsOverJdbc):
@@ -121,7 +119,7 @@ def _read_snapshot(spark: SparkSession, options: dict[str, str], target: str, ke
         missing = [k for k in keys if k not in after.fieldNames()]
         if missing:  # as apply_changes says it
             raise ValueError(f"key columns {missing} are not columns of the events ({after.fieldNames()})")
-        probe = source.jdbc_chunks({"chunks": [{**_WHOLE_TABLE, "table": table}]}, table)
+        probe = source.jdbc_chunks({"chunks": []}, table)  # whether it reads the table at all, before any plan
         reason = None
         if probe is None:
             reason = "a column of the table needs the source's own converters, or an option changes its values"
@@ -138,11 +136,10 @@ def _read_snapshot(spark: SparkSession, options: dict[str, str], target: str, ke
         planned = True
         planned_s = time.monotonic() - started
         files.write(MARKER, {"table": table, "stream_from": plan["stream_from"]})
-        chunks = source.jdbc_chunks(plan, table)
-        if chunks is None:  # snapshot.include.collection.list leaves the table out: a snapshot of no rows
-            whole = source.jdbc_chunks({**plan, "chunks": [{**_WHOLE_TABLE, "table": table}]}, table)
-            assert whole is not None
-            chunks = dataclasses.replace(whole, predicates=["false"])
+        chunks = source.jdbc_chunks(plan, table)  # (no chunk when snapshot.include.collection.list leaves it out)
+        if chunks is None:
+            raise SourceError(f"the columns of {table} changed while its snapshot was planned",
+                              fix="start the query again: it plans a new snapshot")
         fetch = int(source.config.get("snapshot.fetch.size") or 10_240)
         try:
             create_delta(_rows(_read(spark, chunks, fetch), chunks, after, keys, scd_type), target, overwrite=True)
@@ -211,12 +208,6 @@ def _rows(frame: DataFrame, chunks: JdbcChunks, after: T.StructType, keys: Seque
         columns += [F.lit(0).cast(T.LongType()).alias(VALID_FROM), F.lit(None).cast(T.LongType()).alias(VALID_TO),
                     F.lit(True).alias(IS_CURRENT)]
     return frame.select(*columns)
-
-
-def _delta_exists(spark: SparkSession, target: str) -> bool:
-    from delta.tables import DeltaTable
-
-    return bool(DeltaTable.isDeltaTable(spark, target))
 
 
 class _CheckpointFiles:

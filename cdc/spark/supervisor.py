@@ -33,7 +33,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
-from cdc.spark.apply import IS_CURRENT, VALID_FROM, VALID_TO, changes_applier
+from cdc.spark.apply import IS_CURRENT, VALID_FROM, VALID_TO, changes_applier, delta_exists
 from cdc.spark.evolve import check_policy
 from cdc.spark.jdbc_snapshot import snapshot_into
 from cdc.spark.schema import event_schema
@@ -174,11 +174,7 @@ class SupervisedQuery:
         schema = CdcDataSource(dict(self.options)).schema()
         row_type = schema["after"].dataType
         assert isinstance(row_type, T.StructType)
-        if not delta_available(self.spark):
-            return schema
-        from delta.tables import DeltaTable
-
-        if not DeltaTable.isDeltaTable(self.spark, self.target):
+        if not delta_available(self.spark) or not delta_exists(self.spark, self.target):
             return schema
         have = set(row_type.fieldNames())
         table = self.spark.read.format("delta").load(self.target).schema

@@ -64,7 +64,7 @@ class ParallelSnapshot:
         """The table's row fields, or None when column options change its values (mask, hash, truncate, a
         custom converter): only the events apply them, so it is read through them."""
         state = self._table_state(table)
-        if state.stage.values or state.stage.converted:
+        if state.stage.changes_values:
             return None
         return list(state.envelope.row_schema["fields"])
 
@@ -120,11 +120,10 @@ class ParallelSnapshot:
         return ((part if not isinstance(part, list) else events(part) for part in parts), self._source(table, plan))
 
     def jdbc(self, plan: dict[str, Any], table_id: str, connection: tuple[str, dict[str, str]]) -> JdbcChunks | None:
-        """``table_id``'s chunks of the plan as a JDBC reader reads them (jdbc_chunks.py), or None."""
+        """``table_id``'s chunks of the plan as a JDBC reader reads them (jdbc_chunks.py; none when the plan
+        leaves the table out), or None."""
         own = [chunk for chunk in plan["chunks"] if chunk["table"] == table_id]
-        if not own:
-            return None
-        table = self._table(own[0])
+        table = self._table({"table": table_id})
         fields = self._plain_fields(table)
         if fields is None:
             return None
