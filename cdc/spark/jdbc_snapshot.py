@@ -233,7 +233,16 @@ class _CheckpointFiles:
             text = bytes(stream.readAllBytes()).decode()
         finally:
             stream.close()
-        return json.loads(text)
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if not isinstance(value, dict) or not isinstance(value.get("stream_from"), dict):
+            raise SourceError(f"{path} is not a note of a snapshot plan cdc wrote (torn by a stop while it was "
+                              "written, or another program's file)",
+                              fix="delete it and start again: the snapshot is then planned anew (set "
+                                  "slot.takeover=true if the slot of the first try exists)")
+        return value
 
     def write(self, name: str, value: dict[str, Any]) -> None:
         stream = self._fs.create(self._path(name), True)

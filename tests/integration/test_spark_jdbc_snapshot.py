@@ -346,3 +346,15 @@ def test_a_table_the_jdbc_reader_cannot_read_right_is_left_to_format_cdc(
                                       trigger=TRIGGER))
         wait_equal(lambda: {k: r["name"] for k, r in delta_rows(delta, tmp_path / "t").items()},
                    lambda: {1: "****", 2: "****"}, supervised[0])
+
+
+def test_a_torn_note_in_the_checkpoint_is_a_clear_error(delta: Any, pg_db: dict[str, str], tmp_path: Path) -> None:
+    from cdc.core.errors import SourceError
+    from cdc.spark.jdbc_snapshot import MARKER, snapshot_into
+
+    sql(pg_db, "CREATE TABLE items (id int PRIMARY KEY, name text, n int)")
+    (tmp_path / "ck").mkdir()
+    (tmp_path / "ck" / MARKER).write_text('{"table": "public.it')
+    with pytest.raises(SourceError, match="is not a note of a snapshot plan cdc wrote"):
+        snapshot_into(delta, _options(pg_db, "public.items", "torn"), str(tmp_path / "t"), ["id"],
+                      checkpoint=str(tmp_path / "ck"), mode="jdbc")
