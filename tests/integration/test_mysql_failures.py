@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,10 @@ import pymysql
 import pytest
 
 from cdc.core.errors import CdcError, SchemaHistoryError, SourceError
+from cdc.core.records import SinkRecord
+from cdc.sources.mysql.source import MySqlSource
 from tests.conftest import ROOT
+from tests.integration.harness import CollectingSink, Pipeline
 from tests.integration.test_mysql_stream import pipeline, sql
 
 pytestmark = pytest.mark.mysql
@@ -280,16 +284,33 @@ def test_passwords_in_ddl_never_reach_history_events_or_logs(mysql_server: dict[
     assert "LeakMe" not in history and f"'{user}'@'127.0.0.1' IDENTIFIED BY '***'" in history
 
 
+class _HoldsTheFirstRows(CollectingSink):
+    """Once the first rows of a table have reached it, waits until ``released`` is set: the snapshot's
+    SELECT stays open on the server (it cannot send more) so it can be killed mid-table, after the first
+    attempt has delivered rows, however fast the machine."""
+
+    def __init__(self, topic: str, released: threading.Event) -> None:
+        super().__init__()
+        self.topic, self.released = topic, released
+
+    def write(self, records: Sequence[SinkRecord]) -> None:
+        super().write(records)
+        if not self.released.is_set() and any(r["topic"] == self.topic for r in self.snapshot()):
+            self.released.wait(60)
+
+
 def test_connection_killed_mid_snapshot_restarts_it(mysql_server: dict[str, Any], mysql_db: dict[str, str],
                                                     tmp_path: Path) -> None:
-    """KILL of the snapshot's connection: no traceback, the source restarts from the stored offset under the
-    retry policy and takes the snapshot again; every row arrives."""
+    """KILL of the snapshot's connection after the first rows were delivered: no traceback, the source
+    restarts from the stored offset under the retry policy and takes the snapshot again, starting the table
+    with a truncate; every row arrives."""
     db = mysql_db["db"]
     sql(mysql_server, db, "CREATE TABLE big (id int PRIMARY KEY, v varchar(100))",
         "SET SESSION max_recursive_iterations = 100000",
         "INSERT INTO big WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < 60000) "
         "SELECT n, REPEAT('x', 90) FROM s")
     killed = threading.Event()
+    topic = f"dbz.{db}.big"
 
     def kill_the_snapshot() -> None:
         deadline = time.monotonic() + 60
@@ -305,16 +326,17 @@ def test_connection_killed_mid_snapshot_restarts_it(mysql_server: dict[str, Any]
 
     killer = threading.Thread(target=kill_the_snapshot, daemon=True)
     killer.start()
-    with pipeline({**mysql_db, "snapshot.fetch.size": "500", "retriable.restart.connector.wait.ms": "100"},
-                  tmp_path) as p:
+    props = {**mysql_db, "topic.prefix": "dbz", "schema.history.internal.file.filename": str(tmp_path / "h.jsonl"),
+             "snapshot.fetch.size": "500", "retriable.restart.connector.wait.ms": "100"}
+    with Pipeline(props, tmp_path / "offsets.json", sink=_HoldsTheFirstRows(topic, killed),
+                  source_cls=MySqlSource) as p:
         def rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            return [r for r in records
-                    if r["topic"] == f"dbz.{db}.big" and r["value"] and r["value"]["payload"]["op"] == "r"]
+            return [r for r in records if r["topic"] == topic and r["value"] and r["value"]["payload"]["op"] == "r"]
         got = p.wait_for(lambda records: len(rows(records)) >= 60000 and
                          rows(records)[-1]["value"]["payload"]["source"]["snapshot"] == "last", timeout=120)
     killer.join(5)
     assert killed.is_set() and p.error is None
-    events = [r for r in got if r["topic"] == f"dbz.{db}.big" and r["value"]]
+    events = [r for r in got if r["topic"] == topic and r["value"]]
     ops = [r["value"]["payload"]["op"] for r in events]
     restart = ops.index("t")  # the second attempt starts the table with a truncate: drop the first one's rows
     assert ops.count("t") == 1 and 0 < restart < 60000
