@@ -95,6 +95,9 @@ def test_torn_schema_history(source: Source, tmp_path: Path) -> None:
         _stream(cdc, writer)
         source.sql("ALTER TABLE t ADD COLUMN note varchar(10) NOT NULL DEFAULT 'n'")
         writer.wait_ops(len(writer.ops) + 200)
+        assert isinstance(cdc.events, FileEvents)
+        path = cdc.events.path  # changes after the ALTER delivered (their rows have its column): offset past it
+        cdc.wait_until("a change with the ALTER's column", lambda: b'"note":' in path.read_bytes()[-50_000:])
         cdc.stop(signal.SIGTERM)
         assert b"ADD COLUMN note" in history.read_bytes().splitlines()[-1]
         tear(history)

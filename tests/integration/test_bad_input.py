@@ -736,7 +736,7 @@ def test_schema_history_of_another_server(mysql_server: dict[str, Any], mysql_db
     other = {**offset, "server_id": offset["server_id"] + 1000}
     (tmp_path / "history.jsonl").write_text(json.dumps(_history_record(
         other, db, f"CREATE TABLE `{db}`.`t` (id int PRIMARY KEY)", server="elsewhere", snapshot_start=True)) + "\n")
-    error = _run_engine(_my_props(mysql_db, tmp_path), 3)
+    error = _run_engine(_my_props(mysql_db, tmp_path), 60)
     assert isinstance(error, SchemaHistoryError), error
     assert str(other["server_id"]) in str(error) and str(offset["server_id"]) in str(error)
 

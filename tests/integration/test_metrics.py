@@ -139,7 +139,9 @@ class SlowSink(CollectingSink):
 @pytest.mark.postgres
 def test_lag_grows_behind_a_slow_sink_and_returns_to_zero(pg_db: dict[str, str], tmp_path: Path) -> None:
     sql(pg_db, "CREATE TABLE t (id serial PRIMARY KEY, pad text)")
-    sink = SlowSink(delay=0.25)
+    # 40 rows/s behind a writer of at most about 130 rows/s (~3 s on a slow machine): the lag passes 2 s by
+    # the 200th row or so, however slow the writer is.
+    sink = SlowSink(delay=0.5)
     p = Pipeline({**pg_db, "snapshot.mode": "no_data", "max.batch.size": "20"}, tmp_path / "o.json", sink=sink)
     m = monitored(p)
     behind = "debezium_metrics_MilliSecondsBehindSource"
