@@ -66,6 +66,7 @@ def test_repeated_kills_during_the_initial_snapshot(pg_db: dict[str, str], tmp_p
         # Rows the killed attempts delivered, deleted before the last one's snapshot (the writer's deletes
         # alone may miss the few thousand low ids they got to): only the truncates take them out again.
         delivered = [r["value"]["after"]["id"] for r in lines(topic) if r["value"] and r["value"]["op"] == "r"]
+        assert delivered, "the killed attempts delivered no row"
         sql(pg_db, f"DELETE FROM big WHERE id IN ({', '.join(str(i) for i in delivered[:5])})")
         time.sleep(0.5)  # rows deleted and updated after the last attempt's snapshot was taken
         proc = start(config, tmp_path / "log-final.txt")
