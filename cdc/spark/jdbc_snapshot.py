@@ -69,7 +69,7 @@ def snapshot_into(spark: SparkSession, options: Mapping[str, str], target: str, 
     files = _CheckpointFiles(spark, checkpoint)
     if files.has_offsets():
         return options  # the query resumes from its checkpoint
-    marker = files.read(MARKER)
+    marker = _read_note(files)
     if marker is not None and delta_exists(spark, target):
         log.info("the snapshot of %s is in %s: the stream starts after it", options.get("table"), target)
         return {**options, reader.STARTING_OFFSET.name: json.dumps(marker["stream_from"])}
@@ -135,7 +135,7 @@ def _read_snapshot(spark: SparkSession, options: dict[str, str], target: str, ke
             return options  # snapshot.mode takes none: the stream starts as the source decides
         planned = True
         planned_s = time.monotonic() - started
-        files.write(MARKER, {"table": table, "stream_from": plan["stream_from"]})
+        files.write(MARKER, json.dumps({"table": table, "stream_from": plan["stream_from"]}))
         chunks = source.jdbc_chunks(plan, table)  # (no chunk when snapshot.include.collection.list leaves it out)
         if chunks is None:
             raise SourceError(f"the columns of {table} changed while its snapshot was planned",
@@ -224,29 +224,39 @@ class _CheckpointFiles:
         return bool(self._fs.exists(offsets)) and any(
             not status.getPath().getName().startswith(".") for status in self._fs.listStatus(offsets))
 
-    def read(self, name: str) -> dict[str, Any] | None:
+    def where(self, name: str) -> str:
+        return str(self._path(name))
+
+    def read(self, name: str) -> str | None:
         path = self._path(name)
         if not self._fs.exists(path):
             return None
         stream = self._fs.open(path)
         try:
-            text = bytes(stream.readAllBytes()).decode()
+            return bytes(stream.readAllBytes()).decode()
         finally:
             stream.close()
-        try:
-            value = json.loads(text)
-        except ValueError:
-            value = None
-        if not isinstance(value, dict) or not isinstance(value.get("stream_from"), dict):
-            raise SourceError(f"{path} is not a note of a snapshot plan cdc wrote (torn by a stop while it was "
-                              "written, or another program's file)",
-                              fix="delete it and start again: the snapshot is then planned anew (set "
-                                  "slot.takeover=true if the slot of the first try exists)")
-        return value
 
-    def write(self, name: str, value: dict[str, Any]) -> None:
+    def write(self, name: str, text: str) -> None:
         stream = self._fs.create(self._path(name), True)
         try:
-            stream.write(json.dumps(value).encode())
+            stream.write(text.encode())
         finally:
             stream.close()
+
+
+def _read_note(files: _CheckpointFiles) -> dict[str, Any] | None:
+    """The note of a plan an earlier try made (MARKER), or None."""
+    text = files.read(MARKER)
+    if text is None:
+        return None
+    try:
+        note = json.loads(text)
+    except ValueError:
+        note = None
+    if not isinstance(note, dict) or not isinstance(note.get("stream_from"), dict):
+        raise SourceError(f"{files.where(MARKER)} is not a note of a snapshot plan cdc wrote (torn by a stop while "
+                          "it was written, or another program's file)",
+                          fix="delete it and start again: the snapshot is then planned anew (set "
+                              "slot.takeover=true if the slot of the first try exists)")
+    return note

@@ -281,7 +281,7 @@ def test_kill_9_of_the_driver_during_the_jdbc_snapshot(delta: Any, pg_db: dict[s
         stop.set()
         writer.join()
         # 300,000 rows: compared by their sums each second, then once row by row
-        wait_equal(lambda: _sums_in_delta(delta, target), lambda: _sums_in_pg(pg_db), second_query(second),
+        wait_equal(lambda: _sums_in_delta(delta, target), lambda: _sums_in_pg(pg_db), _as_query(second),
                    timeout=240)
         assert delta_rows(delta, target) == pg_rows(pg_db)
     finally:
@@ -293,9 +293,9 @@ def test_kill_9_of_the_driver_during_the_jdbc_snapshot(delta: Any, pg_db: dict[s
 
 
 def _sums_in_delta(spark: Any, target: Path) -> dict[int, Any]:
-    from delta.tables import DeltaTable
+    from cdc.spark.apply import delta_exists
 
-    if not DeltaTable.isDeltaTable(spark, str(target)):
+    if not delta_exists(spark, str(target)):
         return {}
     row = spark.read.format("delta").load(str(target)).selectExpr(
         "count(*)", "sum(id)", "sum(n)", "sum(length(name))").first()
@@ -309,7 +309,7 @@ def _sums_in_pg(db: dict[str, str]) -> dict[int, Any]:
     return {0: tuple(int(v) for v in row)}
 
 
-def second_query(process: Any) -> Any:
+def _as_query(process: Any) -> Any:
     """A stand-in for a query, for wait_equal: active while the process runs."""
     class Running:
         isActive = property(lambda self: process.poll() is None)
